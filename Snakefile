@@ -1,0 +1,21 @@
+# ExPriL (Lacombe, Jetley, Sebag, CAP 2021) reproduced end to end: data, oracle, learner,
+# evaluation, Table 2 and Figure 1. See README.md.
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config.yaml"
+
+
+include: "rules/common.smk"
+include: "rules/data.smk"
+include: "rules/oracle.smk"
+include: "rules/learner.smk"
+include: "rules/evaluate.smk"
+include: "rules/aggregate.smk"
+
+
+rule all:
+    input:
+        final_outputs(),

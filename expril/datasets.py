@@ -1,0 +1,185 @@
+"""The benchmarks of Section 4.1: artificial data sets A-E and the Cardiotocography splits.
+
+Every data set is drawn from `rng("data", name, data_seed)` alone, so it does not depend on the
+seed block it is generated in. numpy only: data jobs must not pay torch's import cost.
+"""
+import hashlib
+from pathlib import Path
+
+import numpy as np
+
+from .seeds import rng
+
+LABEL_COLUMNS = ("CLASS", "NSP")
+HIDDEN_UNITS = 64  # width of the two hidden layers of the random networks f and f'
+MAX_KMEANS_ITERATIONS = 100
+
+
+# ---------------------------------------------------------------- Cardiotocography
+
+
+def sha256_of(path):
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def load_ctg(path, sha256):
+    """(x, y, feature_names): the 21 features as float64, y = (NSP == 1) as int8.
+
+    The checksum is verified first: results must not silently come from a modified file.
+    """
+    actual = sha256_of(path)
+    if actual != sha256:
+        raise ValueError(f"{path}: sha256 mismatch, expected {sha256}, got {actual}")
+    with open(path) as f:
+        header = f.readline().strip().split(",")
+    for column in (*LABEL_COLUMNS, "LB"):
+        if column not in header:
+            raise ValueError(f"{path}: missing column {column!r}; has {header}")
+    table = np.loadtxt(path, delimiter=",", skiprows=1, dtype=np.float64, ndmin=2)
+    features = [i for i, name in enumerate(header) if name not in LABEL_COLUMNS]
+    x = table[:, features]
+    y = (table[:, header.index("NSP")] == 1).astype(np.int8)
+    return x, y, [header[i] for i in features]
+
+
+def _ctg(name, spec, g, ctg):
+    """Rows go to the source pool with probability p (0.5, or LB mapped onto [0.1, 0.9] for the
+    shifted split), then each set is drawn from its pool without replacement."""
+    if ctg is None:
+        raise ValueError(f"dataset {name}: generator 'ctg' needs the loaded CTG data (ctg=...)")
+    x, y, names = ctg
+    if spec["shift"]:
+        lb = x[:, names.index("LB")]
+        p = 0.1 + 0.8 * (lb - lb.min()) / (lb.max() - lb.min())
+    else:
+        p = np.full(len(x), 0.5)
+    to_source = g.random(len(x)) < p
+    source_rows = _draw(name, "source", np.flatnonzero(to_source), spec["n_source"], g)
+    target_rows = _draw(name, "target", np.flatnonzero(~to_source), spec["n_target"], g)
+    return x[source_rows], x[target_rows], y[target_rows]
+
+
+def _draw(name, which, pool, n, g):
+    if len(pool) < n:
+        raise ValueError(f"dataset {name}: the {which} pool has {len(pool)} rows, {n} asked")
+    return g.choice(pool, size=n, replace=False)
+
+
+# ---------------------------------------------------------------- A, B: clusters
+
+
+def _nearest(x, centres):
+    return ((x[:, None, :] - centres[None, :, :]) ** 2).sum(axis=-1).argmin(axis=1)
+
+
+def _kmeans(x, k, g):
+    """Plain Lloyd from k distinct random points; returns (centres, assignment).
+
+    The loop ends on an assignment step, so the assignment is always the nearest final centre.
+    """
+    centres = x[g.choice(len(x), size=k, replace=False)].copy()
+    assignment = None
+    for _ in range(MAX_KMEANS_ITERATIONS):
+        new = _nearest(x, centres)
+        if assignment is not None and np.array_equal(new, assignment):
+            break
+        assignment = new
+        counts = np.bincount(assignment, minlength=k)
+        sums = np.zeros_like(centres)
+        np.add.at(sums, assignment, x)
+        filled = counts > 0  # an empty cluster keeps its old centre
+        centres[filled] = sums[filled] / counts[filled, None]
+    return centres, _nearest(x, centres)
+
+
+def _clusters(spec, g):
+    """Dataset A/B plus what the tests need to check it: (source_x, target_x, target_y,
+    centres, flipped), `flipped` marking the target points in the flip band."""
+    n_source, n_target, d, k = spec["n_source"], spec["n_target"], spec["dim"], spec["clusters"]
+    source_x = g.random((n_source, d))
+    target_x = g.random((n_target, d))
+    centres, assignment = _kmeans(target_x, k, g)
+    cluster_label = np.zeros(k, dtype=np.int8)
+    cluster_label[g.permutation(k)[: k // 2]] = 1
+    distance = np.abs(target_x.sum(axis=1) - d / 2)
+    flipped = distance <= np.quantile(distance, 1 / 3)  # the band holds a third of the target
+    target_y = cluster_label[assignment] ^ flipped.astype(np.int8)
+    return source_x, target_x, target_y, centres, flipped
+
+
+# ---------------------------------------------------------------- C, D, E: latent
+
+
+def _random_network(sizes, g, bias_std):
+    """Layers (W, b) with W ~ N(0, 1/fan_in) and b ~ N(0, bias_std^2)."""
+    return [
+        (g.normal(0, 1 / np.sqrt(fan_in), (fan_in, fan_out)), g.normal(0, bias_std, fan_out))
+        for fan_in, fan_out in zip(sizes[:-1], sizes[1:])
+    ]
+
+
+def _forward(layers, z):
+    for w, b in layers[:-1]:
+        z = np.tanh(z @ w + b)
+    w, b = layers[-1]
+    return z @ w + b
+
+
+def _mixture(n, dim, components, std, g):
+    """n points of an equally weighted Gaussian mixture with means ~ N(0, I)."""
+    means = g.normal(size=(components, dim))
+    return means[g.integers(components, size=n)] + std * g.normal(size=(n, dim))
+
+
+def _latent(spec, g):
+    """Target latents: narrow mixture (std 0.5); source latents: a broader, independent mixture
+    (std 1.0) that covers it. Instances f(z); labels f'(z_target) above its median."""
+    d_l, d_i, m = spec["latent_dim"], spec["dim"], spec["components"]
+    z_target = _mixture(spec["n_target"], d_l, m, 0.5, g)
+    z_source = _mixture(spec["n_source"], d_l, m, 1.0, g)
+    f = _random_network([d_l, HIDDEN_UNITS, HIDDEN_UNITS, d_i], g, bias_std=0.1)
+    f_label = _random_network([d_l, HIDDEN_UNITS, HIDDEN_UNITS, 1], g, bias_std=0.0)
+    # Threshold at the target median: at 0, some runs came out 99 % one class (no benchmark).
+    score = _forward(f_label, z_target)[:, 0]
+    target_y = (score > np.median(score)).astype(np.int8)
+    return _forward(f, z_source), _forward(f, z_target), target_y
+
+
+# ---------------------------------------------------------------- public API
+
+
+def generate(name, spec, data_seed, ctg=None):
+    """(source_x, target_x, target_y) of dataset `name`, determined by (name, data_seed)."""
+    g = rng("data", name, data_seed)
+    generator = spec["generator"]
+    if generator == "clusters":
+        return _clusters(spec, g)[:3]
+    if generator == "latent":
+        return _latent(spec, g)
+    if generator == "ctg":
+        return _ctg(name, spec, g, ctg)
+    raise ValueError(f"dataset {name}: unknown generator {generator!r}")
+
+
+def split_target(target_x, target_y, val_fraction, name, seed):
+    """(val_x, val_y, test_x, test_y): the oracle's validation part and the test part."""
+    if not 0 < val_fraction < 1:
+        raise ValueError(f"val_fraction must be in (0, 1), got {val_fraction}")
+    order = rng("split", name, seed).permutation(len(target_y))
+    n_val = round(len(target_y) * val_fraction)
+    val, test = order[:n_val], order[n_val:]
+    return target_x[val], target_y[val], target_x[test], target_y[test]
+
+
+def generate_block(name, spec, seeds, redraw, ctg=None):
+    """The data of the runs `seeds`, stacked: each run redraws the data set (redraw='data',
+    data_seed = run seed) or all runs share data set 0 (redraw='split')."""
+    if redraw not in ("data", "split"):
+        raise ValueError(f"redraw must be 'data' or 'split', got {redraw!r}")
+    if redraw == "data":
+        runs = [generate(name, spec, s, ctg) for s in seeds]
+    else:
+        runs = [generate(name, spec, 0, ctg)] * len(seeds)  # drawn once, shared by every run
+    source_x, target_x, target_y = (np.stack(arrays) for arrays in zip(*runs))
+    return {"source_x": source_x, "target_x": target_x, "target_y": target_y,
+            "seeds": np.asarray(seeds, dtype=np.int64)}

@@ -1,0 +1,45 @@
+"""Pb. 2: source labels estimated from the error marginals of submitted hypotheses (Eq. 5, 6)."""
+import numpy as np
+
+from .binning import bin_sums
+from .solvers import curvature_bound, fista_box
+
+
+def equation_block(ids, n_bins, weights, predictions, error_rates):
+    """One block of Eq. 5 for a hypothesis h with error marginals q:
+    R diag(w) diag(s) y = R diag(w) h - (R w) * q, with s = sign(h - 0.5), scaled by 1/n.
+
+    Returns (signs, right-hand side)."""
+    n = ids.shape[0]
+    signs = np.where(predictions > 0, 1.0, -1.0)
+    rhs = (bin_sums(ids, n_bins, weights * predictions) - bin_sums(ids, n_bins, weights) * error_rates) / n
+    return signs, rhs
+
+
+def estimate_labels(ids, n_bins, weights, blocks, ridge, steps):
+    """Relaxed labels y in [0,1]^n solving the stacked system of `blocks` [(h_l, q_l), ...]
+    in the least-squares sense (C-ExPriL passes every block, I-ExPriL the latest).
+
+    The system has far fewer equations than unknowns. The solve starts at y = 0.5 (no opinion)
+    and adds mu/2 ||y - 0.5||^2 with mu = ridge x (curvature of the data term): among labels that
+    fit the marginals equally well it returns the least committed ones, which makes the answer
+    unique.
+    """
+    n = ids.shape[0]
+    system = [equation_block(ids, n_bins, weights, h, q) for h, q in blocks]
+    lipschitz = curvature_bound(ids, weights, blocks=len(system))
+    mu = ridge * lipschitz
+
+    def gradient(y):
+        total = mu * (y - 0.5)
+        for signs, rhs in system:
+            residual = bin_sums(ids, n_bins, weights * signs * y) / n - rhs
+            total += weights * signs * residual[ids].sum(axis=1) / n
+        return total
+
+    return fista_box(gradient, np.full(n, 0.5), lipschitz + mu, steps, lower=0.0, upper=1.0)
+
+
+def threshold(relaxed):
+    """Hard labels for training; a tie at 0.5 goes to 1, the label of h_0."""
+    return (relaxed >= 0.5).astype(np.int8)

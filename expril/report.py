@@ -1,0 +1,198 @@
+"""Aggregation of the evaluation jobs' accuracies into the paper's Table 1, Table 2 and Figure 1."""
+import math
+
+import matplotlib
+
+matplotlib.use("Agg")  # figures are written by batch jobs without a display
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from expril import io, settings  # noqa: E402
+
+
+LONG_COLUMNS = ["dataset", "seed", "method", "eps", "variant", "t", "accuracy"]
+REFERENCE_METHODS = ["h_star", "h0_star"]
+VARIANTS = ["C", "I"]
+
+
+def long_table(accuracy, reference):
+    """Every accuracy of every run in one tidy frame (method expril, h_star or h0_star)."""
+    expril = accuracy.assign(method="expril")
+    ref = reference.melt(id_vars=["dataset", "seed"], value_vars=REFERENCE_METHODS,
+                         var_name="method", value_name="accuracy")
+    long = pd.concat([expril, ref], ignore_index=True)[LONG_COLUMNS]
+    long = long.astype({"eps": float, "t": "Int64", "accuracy": float})
+    return long.sort_values(["dataset", "method", "eps", "variant", "t", "seed"],
+                            kind="mergesort", na_position="last").reset_index(drop=True)
+
+
+def method_label(eps, variant):
+    """Table 2 name of ExPriL's variant at eps: 'C' without DP, '1DP-C' at eps = 1."""
+    return variant if math.isinf(eps) else f"{settings.format_eps(eps)}DP-{variant}"
+
+
+def _method_rank(method):
+    """Paper's column order: h*, C, I, then finite eps ascending (C before I), h0*, ratio."""
+    fixed = {"h_star": 0, "C": 1, "I": 2, "h0_star": 4, "ratio": 5}
+    if method in fixed:
+        return (fixed[method], 0.0, "")
+    eps, variant = method.split("DP-")
+    return (3, float(eps), variant)
+
+
+def _stats(values):
+    """Mean and sample std in percentage points, and the number of runs."""
+    pct = 100 * np.asarray(values, dtype=float)
+    std = pct.std(ddof=1) if len(pct) > 1 else np.nan
+    return {"mean": pct.mean(), "std": std, "n_runs": len(pct)}
+
+
+def table2(long, datasets, iterations):
+    """Table 2 as a tidy frame: dataset, method, mean, std (accuracy %), n_runs.
+
+    ExPriL enters with its final hypothesis h_T only. The ratio (h* - C)/h* uses the C run at the
+    largest eps, i.e. C without DP whenever eps = inf was run.
+    """
+    final = long[(long.method == "expril") & (long.t == iterations)]
+    rows = []
+    for dataset in datasets:
+        ours = final[final.dataset == dataset]
+        for (eps, variant), group in ours.groupby(["eps", "variant"]):
+            rows.append({"dataset": dataset, "method": method_label(eps, variant),
+                         **_stats(group.accuracy)})
+        for method in REFERENCE_METHODS:
+            ref = long[(long.dataset == dataset) & (long.method == method)]
+            if len(ref):
+                rows.append({"dataset": dataset, "method": method, **_stats(ref.accuracy)})
+        c_runs = ours[ours.variant == "C"]
+        h_star = long[(long.dataset == dataset) & (long.method == "h_star")].accuracy
+        if len(c_runs) and len(h_star):
+            c_best = c_runs[c_runs.eps == c_runs.eps.max()].accuracy
+            ratio = (h_star.mean() - c_best.mean()) / h_star.mean()
+            rows.append({"dataset": dataset, "method": "ratio", "mean": ratio, "std": np.nan,
+                         "n_runs": len(c_best)})
+    t2 = pd.DataFrame(rows, columns=["dataset", "method", "mean", "std", "n_runs"])
+    order = {name: i for i, name in enumerate(datasets)}
+    t2 = t2.sort_values(["dataset", "method"], kind="mergesort",
+                        key=lambda col: col.map(order) if col.name == "dataset"
+                        else col.map(_method_rank))
+    return t2.reset_index(drop=True)
+
+
+def _header(method):
+    return {"h_star": "ĥ*", "h0_star": "h0*", "ratio": "ratio"}.get(method, f"{method}-ExPriL")
+
+
+def _ratio_text(value):
+    """Paper's style: 0.1856 -> '1.9e-1'."""
+    mantissa, exponent = f"{value:.1e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
+def _cell(row):
+    if row is None:
+        return "n/a"
+    if row["method"] == "ratio":
+        return _ratio_text(row["mean"])
+    if np.isnan(row["std"]):
+        return f"{row['mean']:.1f}"
+    return f"{row['mean']:.1f} ± {row['std']:.1f}"
+
+
+def table2_markdown(t2):
+    """Markdown laid out like the paper's Table 2, with a one-line caption."""
+    methods = sorted(t2.method.unique(), key=_method_rank)
+    lines = ["| Dataset | " + " | ".join(_header(m) for m in methods) + " |",
+             "|" + "---|" * (len(methods) + 1)]
+    for dataset, group in t2.groupby("dataset", sort=False):
+        by_method = {row["method"]: row for _, row in group.iterrows()}
+        cells = [_cell(by_method.get(m)) for m in methods]
+        lines.append(f"| {dataset} | " + " | ".join(cells) + " |")
+    runs = t2.n_runs
+    n = f"{runs.min()}" if runs.min() == runs.max() else f"{runs.min()} to {runs.max()}"
+    caption = (f"Table 2: test accuracy (%), mean ± std over {n} runs; "
+               "ratio = (ĥ* - C-ExPriL)/ĥ*, C-ExPriL at the largest ε run (no DP if run).")
+    return "\n".join(lines) + "\n\n" + caption + "\n"
+
+
+def _parameters(spec):
+    """Table 1's generator description."""
+    if spec["generator"] == "clusters":
+        return f"{spec['clusters']} clusters, d_i = {spec['dim']}"
+    if spec["generator"] == "latent":
+        return f"d_l = {spec['latent_dim']}, d_i = {spec['dim']}"
+    return "CTG, shift on LB" if spec["shift"] else "CTG, random split"
+
+
+def table1(config):
+    """Settings actually run, one row per configured dataset, with each eps's noise and bins."""
+    rows = []
+    for dataset in config["datasets"]:
+        spec = config["benchmarks"][dataset]
+        d = settings.feature_count(spec)
+        queries = settings.n_queries(config["iterations"], spec["importance_sampling"])
+        n_val = round(spec["n_target"] * config["val_fraction"])
+        row = {"dataset": dataset, "runs": config["runs"], "queries": queries,
+               "is_step": "Yes" if spec["importance_sampling"] else "No",
+               "n_source": spec["n_source"], "n_target": spec["n_target"], "n_val": n_val,
+               "n_test": spec["n_target"] - n_val, "d": d, "parameters": _parameters(spec),
+               "hidden": "[" + ",".join(str(h) for h in spec["hidden"]) + "]"}
+        for eps in map(settings.parse_eps, config["epsilons"]):
+            lam = settings.noise_scale(d, queries, eps)
+            name = settings.format_eps(eps)
+            row[f"lambda_eps{name}"] = lam
+            row[f"q_eps{name}"] = settings.bins_per_feature(
+                n_val, lam, config["bins"]["snr"], config["bins"]["noiseless"])
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _panel(ax, runs, h_star_mean, iterations):
+    """Mean ± std over runs of acc(h_t) - mean acc(h*), per variant, in percentage points."""
+    for variant in VARIANTS:
+        curve = runs[runs.variant == variant].groupby("t").accuracy.agg(["mean", "std"])
+        curve = curve.reindex(range(iterations + 1))
+        gap = 100 * (curve["mean"] - h_star_mean)
+        band = 100 * curve["std"]
+        ax.plot(curve.index, gap, marker="o", label=f"{variant}-ExPriL")
+        ax.fill_between(curve.index, gap - band, gap + band, alpha=0.2)
+    ax.axhline(0, color="black", linestyle="--", linewidth=0.8)
+    ax.set_xticks(range(iterations + 1))
+    ax.set_xlabel("iteration t")
+    ax.set_ylabel("acc(h_t) - acc(ĥ*) (% points)")
+    ax.legend(fontsize="small")
+
+
+def figure1(long, iterations, path_pdf, path_png, datasets=None):
+    """Learning curves: one row per dataset, one column per eps (finite ascending, then no DP)."""
+    expril = long[long.method == "expril"]
+    datasets = list(datasets) if datasets is not None else list(expril.dataset.unique())
+    eps_values = sorted(expril.eps.unique())  # inf sorts last: the no-DP column is rightmost
+    fig, axes = plt.subplots(len(datasets), len(eps_values), squeeze=False, sharey="row",
+                             figsize=(4.5 * len(eps_values), 3.2 * len(datasets)))
+    for row, dataset in enumerate(datasets):
+        h_star = long[(long.dataset == dataset) & (long.method == "h_star")].accuracy.mean()
+        for col, eps in enumerate(eps_values):
+            ax = axes[row, col]
+            runs = expril[(expril.dataset == dataset) & (expril.eps == eps)]
+            _panel(ax, runs, h_star, iterations)
+            privacy = "no DP" if math.isinf(eps) else f"{settings.format_eps(eps)}-DP"
+            ax.set_title(f"Dataset {dataset}, {privacy}")
+    fig.tight_layout()
+    for path in (path_pdf, path_png):
+        with io.atomic_path(path) as tmp:
+            fig.savefig(tmp)
+    plt.close(fig)
+
+
+def write_all(accuracy, reference, config, out):
+    """Write the long table, Table 2 (CSV and Markdown), Table 1 and Figure 1 to `out`'s paths."""
+    long = long_table(accuracy, reference)
+    io.save_csv(out["accuracies"], long)
+    t2 = table2(long, config["datasets"], config["iterations"])
+    io.save_csv(out["table2_csv"], t2)
+    io.save_text(out["table2_md"], table2_markdown(t2))
+    io.save_csv(out["table1"], table1(config))
+    figure1(long, config["iterations"], out["figure_pdf"], out["figure_png"],
+            datasets=config["datasets"])

@@ -1,0 +1,30 @@
+"""Projected accelerated gradient (FISTA) for the box-constrained least-squares problems of
+ExPriL (Pb. 1 on w >= 0, Pb. 2 on y in [0,1]^n). A fixed number of steps keeps results
+deterministic and independent of tolerances."""
+import numpy as np
+
+
+def fista_box(gradient, start, lipschitz, steps, lower=0.0, upper=None):
+    """Minimise a smooth convex function over the box [lower, upper]^n from `start`.
+
+    `gradient(x)` is its gradient and `lipschitz` an upper bound on the gradient's Lipschitz
+    constant (step 1/lipschitz).
+    """
+    x = np.clip(start, lower, upper)
+    z, momentum = x.copy(), 1.0
+    for _ in range(steps):
+        x_next = np.clip(z - gradient(z) / lipschitz, lower, upper)
+        momentum_next = (1 + np.sqrt(1 + 4 * momentum**2)) / 2
+        z = x_next + (momentum - 1) / momentum_next * (x_next - x)
+        x, momentum = x_next, momentum_next
+    return x
+
+
+def curvature_bound(ids, column_scale, blocks=1):
+    """Upper bound on the largest eigenvalue of A^T A for A = R diag(column_scale) / n,
+    stacked `blocks` times: ||A||^2 <= ||A||_1 ||A||_inf (max column sum x max row sum)."""
+    n, d = ids.shape
+    scale = np.abs(column_scale)
+    max_column = blocks * d * scale.max() / n
+    max_row = np.bincount(ids.ravel(), weights=np.repeat(scale, d)).max() / n
+    return max_column * max_row

@@ -1,0 +1,200 @@
+"""One function per workflow step: load the step's input files, run the method over the seeds
+of a block, write the outputs. The Snakemake scripts only map rule inputs/params onto these.
+
+A block's arrays are stacked along a first axis of seeds; bins and oracle answers, whose length
+varies per seed (de-duplicated edges), are padded with NaN and carry their lengths.
+"""
+import logging
+import sys
+
+import numpy as np
+import pandas as pd
+
+from . import binning, datasets, labels, mlp, oracle, reweight
+from .io import load_npz, save_csv, save_npz
+from .seeds import seed_int
+
+log = logging.getLogger("expril")
+
+
+def setup_logging(path):
+    """Send this process's stderr and log records to the job's log file."""
+    sys.stderr = open(path, "w", buffering=1)
+    logging.basicConfig(stream=sys.stderr, level=logging.INFO,
+                        format="%(asctime)s %(levelname)s %(message)s", force=True)
+
+
+def _pad(rows):
+    width = max(len(r) for r in rows)
+    out = np.full((len(rows), width), np.nan)
+    for b, r in enumerate(rows):
+        out[b, :len(r)] = r
+    return out, np.array([len(r) for r in rows])
+
+
+def _save_answers(path, answers, seeds):
+    padded, n_bins = _pad(answers)
+    save_npz(path, answers=padded, n_bins=n_bins, seeds=seeds)
+
+
+def _answers(data, b):
+    return data["answers"][b, :data["n_bins"][b]]
+
+
+def _load_block(path, keys, seeds=None):
+    data = load_npz(path, required=("seeds",) + tuple(keys))
+    if seeds is not None and not np.array_equal(data["seeds"], seeds):
+        raise ValueError(f"{path}: holds seeds {data['seeds'].tolist()}, expected {list(seeds)}")
+    return data
+
+
+# --- world and curator -----------------------------------------------------------------------
+
+def generate_data(source_path, target_path, name, spec, seeds, redraw, ctg_csv=None, ctg_sha256=None):
+    ctg = datasets.load_ctg(ctg_csv, ctg_sha256) if spec["generator"] == "ctg" else None
+    block = datasets.generate_block(name, spec, seeds, redraw, ctg)
+    save_npz(source_path, x=block["source_x"], seeds=block["seeds"])
+    save_npz(target_path, x=block["target_x"], y=block["target_y"], seeds=block["seeds"])
+    log.info("%s seeds %s: source %s, target %s", name, list(seeds), block["source_x"].shape,
+             block["target_x"].shape)
+
+
+def split_target(target_path, val_path, test_path, name, val_fraction):
+    target = _load_block(target_path, ("x", "y"))
+    parts = [datasets.split_target(x, y, val_fraction, name, int(s))
+             for x, y, s in zip(target["x"], target["y"], target["seeds"])]
+    val_x, val_y, test_x, test_y = (np.stack(p) for p in zip(*parts))
+    save_npz(val_path, x=val_x, y=val_y, seeds=target["seeds"])
+    save_npz(test_path, x=test_x, y=test_y, seeds=target["seeds"])
+
+
+# --- oracle (the only steps that read target_val) ---------------------------------------------
+
+def oracle_marginals(val_path, bins_path, out_path, name, scale):
+    val = _load_block(val_path, ("x",))
+    edges = binning.unpack(load_npz(bins_path))
+    secret = oracle.secret()
+    answers = []
+    for b, seed in enumerate(val["seeds"]):
+        n_bins = binning.bin_counts(edges[b]).sum()
+        ids = binning.bin_ids(edges[b], val["x"][b])
+        noise = oracle.noise_generator(secret, name, int(seed), "marginals")
+        answers.append(oracle.answer_marginals(ids, n_bins, scale, noise))
+    _save_answers(out_path, answers, val["seeds"])
+
+
+def oracle_errors(val_path, bins_path, model_path, out_path, name, query, scale):
+    """Score the learner's submitted models on the target validation split and release the
+    noisy error fraction in every bin."""
+    val = _load_block(val_path, ("x", "y"))
+    edges = binning.unpack(load_npz(bins_path))
+    errors = mlp.predict(load_npz(model_path), val["x"]) != val["y"]
+    secret = oracle.secret()
+    answers = []
+    for b, seed in enumerate(val["seeds"]):
+        n_bins = binning.bin_counts(edges[b]).sum()
+        ids = binning.bin_ids(edges[b], val["x"][b])
+        noise = oracle.noise_generator(secret, name, int(seed), query)
+        answers.append(oracle.answer_errors(ids, n_bins, errors[b], scale, noise))
+    _save_answers(out_path, answers, val["seeds"])
+
+
+# --- learner ----------------------------------------------------------------------------------
+
+def make_bins(source_path, out_path, q):
+    source = _load_block(source_path, ("x",))
+    save_npz(out_path, seeds=source["seeds"], **binning.pack([binning.make_bins(x, q) for x in source["x"]]))
+
+
+def reweight_source(source_path, weights_path, bins_out, q, ridge, steps, bins_path=None, marginals_path=None):
+    """Pb. 1 when the target marginals were queried (IS step), else uniform weights; then the
+    error-query bins: quantiles of the weighted source, so each holds about n'/q target samples."""
+    source = _load_block(source_path, ("x",))
+    x, seeds = source["x"], source["seeds"]
+    weights = np.ones(x.shape[:2])
+    if marginals_path is not None:
+        edges = binning.unpack(load_npz(bins_path))
+        marginals = _load_block(marginals_path, ("answers", "n_bins"), seeds)
+        for b in range(len(seeds)):
+            n_bins = binning.bin_counts(edges[b]).sum()
+            ids = binning.bin_ids(edges[b], x[b])
+            weights[b] = reweight.importance_weights(ids, n_bins, _answers(marginals, b), ridge, steps)
+            log.info("seed %d: weights min %.3g max %.3g, effective sample size %.0f of %d", seeds[b],
+                     weights[b].min(), weights[b].max(), weights[b].sum() ** 2 / (weights[b] ** 2).sum(),
+                     len(weights[b]))
+    save_npz(weights_path, weights=weights, seeds=seeds)
+    save_npz(bins_out, seeds=seeds, **binning.pack([binning.make_bins(x[b], q, weights[b]) for b in range(len(seeds))]))
+
+
+def init_hypothesis(out_path, seeds):
+    """h_0 = 1 everywhere (Algorithm 1)."""
+    save_npz(out_path, seeds=np.array(seeds), **mlp.constant_model(1, len(seeds)))
+
+
+def estimate_labels(source_path, weights_path, bins_path, model_paths, answer_paths, out_path, ridge, steps):
+    """Pb. 2 from the submitted hypotheses and their error marginals (one block of equations each)."""
+    source = _load_block(source_path, ("x",))
+    x, seeds = source["x"], source["seeds"]
+    weights = _load_block(weights_path, ("weights",), seeds)["weights"]
+    edges = binning.unpack(load_npz(bins_path))
+    predictions = [mlp.predict(load_npz(p), x) for p in model_paths]
+    answers = [_load_block(p, ("answers", "n_bins"), seeds) for p in answer_paths]
+    relaxed = np.empty(x.shape[:2])
+    for b in range(len(seeds)):
+        n_bins = binning.bin_counts(edges[b]).sum()
+        ids = binning.bin_ids(edges[b], x[b])
+        blocks = [(h[b].astype(float), _answers(a, b)) for h, a in zip(predictions, answers)]
+        relaxed[b] = labels.estimate_labels(ids, n_bins, weights[b], blocks, ridge, steps)
+        log.info("seed %d: %d blocks, estimated positive rate %.3f", seeds[b], len(blocks),
+                 labels.threshold(relaxed[b]).mean())
+    save_npz(out_path, relaxed=relaxed, seeds=seeds)
+
+
+def _train(x, y, w, hidden, training, init_seeds, device, threads):
+    from .training import train_mlps   # torch is imported only by the steps that train
+    return train_mlps(x, y, w, hidden, init_seeds, training["epochs"], training["batch_size"],
+                      training["lr"], device=device, threads=threads, log=log.info)
+
+
+def train_hypothesis(source_path, weights_path, labels_path, out_path, hidden, training, init_key,
+                     device, threads):
+    """h_t: the network trained on the source with the thresholded estimated labels, weighted by
+    the importance weights."""
+    source = _load_block(source_path, ("x",))
+    seeds = source["seeds"]
+    weights = _load_block(weights_path, ("weights",), seeds)["weights"]
+    y = labels.threshold(_load_block(labels_path, ("relaxed",), seeds)["relaxed"])
+    init_seeds = [seed_int(*init_key, int(s)) for s in seeds]
+    model = _train(source["x"], y, weights, hidden, training, init_seeds, device, threads)
+    save_npz(out_path, seeds=seeds, **model)
+
+
+# --- evaluation (the only steps, with the reference, that read target_test) --------------------
+
+def _accuracy(model, data):
+    return (mlp.predict(model, data["x"]) == data["y"]).mean(axis=1)
+
+
+def evaluate_hypotheses(test_path, models, out_path, name, eps):
+    """Accuracy of every h_t on the target test split; `models` maps (variant, t) to a model file."""
+    test = _load_block(test_path, ("x", "y"))
+    rows = []
+    for (variant, t), path in models.items():
+        for seed, acc in zip(test["seeds"], _accuracy(load_npz(path), test)):
+            rows.append({"dataset": name, "seed": int(seed), "eps": eps, "variant": variant, "t": t,
+                         "accuracy": acc})
+    save_csv(out_path, pd.DataFrame(rows))
+
+
+def reference_models(val_path, test_path, out_csv, out_model, name, hidden, training, device, threads):
+    """h*: the same architecture trained on the target validation split with its true labels;
+    h0*: the validation split's majority class (a tie goes to 1), both scored on the test split."""
+    val = _load_block(val_path, ("x", "y"))
+    test = _load_block(test_path, ("x", "y"), val["seeds"])
+    init_seeds = [seed_int("reference", name, int(s)) for s in val["seeds"]]
+    model = _train(val["x"], val["y"], np.ones(val["y"].shape), hidden, training, init_seeds, device, threads)
+    save_npz(out_model, seeds=val["seeds"], **model)
+    majority = (val["y"].mean(axis=1) >= 0.5).astype(np.int8)
+    frame = pd.DataFrame({"dataset": name, "seed": val["seeds"], "h_star": _accuracy(model, test),
+                          "h0_star": (test["y"] == majority[:, None]).mean(axis=1)})
+    save_csv(out_csv, frame)

@@ -1,0 +1,131 @@
+"""Training a seed block of small MLPs as one batched model (the only module importing torch).
+
+The B networks of a block share no parameter: their weights are stacked (B, in, out) and every
+step is a batched matmul, so one Python process trains the whole block at once.
+"""
+import time
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from expril import mlp
+
+# Mini-batches are padded to a multiple of this many samples, so each network's per-sample
+# values fill whole SIMD chunks (2 AVX-512 vectors of float32): CPU kernels finish a tensor's
+# odd tail with scalar code (e.g. exp) that rounds differently, and which network would land
+# in that tail would otherwise depend on the block size.
+ALIGN = 32
+
+
+def train_mlps(x, y, w, hidden, init_seeds, epochs, batch_size, lr, device="cpu", threads=1,
+               log=None):
+    """Train B binary classifiers, network b on (x[b], y[b]) with sample weights w[b].
+
+    x (B, n, d) float, y (B, n) in {0, 1}, w (B, n) non-negative, hidden: hidden widths,
+    init_seeds: B ints. Network b draws its initial weights and then its epoch orders from
+    torch.Generator().manual_seed(init_seeds[b]). Returns a model dict (see expril.mlp).
+    """
+    torch.set_num_threads(threads)
+    dev = resolve_device(device)
+    x, y, w = _check_data(x, y, w, init_seeds)
+    mean, std = mlp.fit_standardisation(x)
+    generators = [torch.Generator().manual_seed(int(s)) for s in init_seeds]
+    params = _init_params(generators, [x.shape[2], *hidden, 1], dev)
+    inputs = torch.from_numpy(mlp.standardise(x, mean, std)).to(dev)
+    labels = torch.from_numpy(y.astype(np.float32)).to(dev)
+    weights = torch.from_numpy(w).to(dev)
+    optimizer = torch.optim.Adam(params, lr=lr)
+    start = time.perf_counter()
+    for epoch in range(epochs):
+        loss = _epoch(params, optimizer, inputs, labels, weights, generators, batch_size)
+        if log and ((epoch + 1) * 10 // epochs > epoch * 10 // epochs or epoch + 1 == epochs):
+            log(f"epoch {epoch + 1}/{epochs}: mean loss {loss:.4f}, "
+                f"{time.perf_counter() - start:.1f} s")
+    return {**_unflatten(params), "mean": mean, "std": std}
+
+
+def resolve_device(device):
+    """'cpu', 'cuda' or 'auto' (cuda when available) -> torch.device."""
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    if device not in ("cpu", "cuda"):
+        raise ValueError(f"device must be 'cpu', 'cuda' or 'auto', got {device!r}")
+    if device == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError("device 'cuda' was asked for but torch sees no CUDA device")
+    return torch.device(device)
+
+
+def forward(params, h):
+    """Logits (B, m) of the stacked networks on h (B, m, d); params = [W0, b0, W1, b1, ...]."""
+    layers = list(zip(params[::2], params[1::2]))
+    for weight, bias in layers[:-1]:
+        h = torch.relu(torch.bmm(h, weight) + bias[:, None, :])
+    weight, bias = layers[-1]
+    # Not bmm: MKL's kernel for a one-column product rounds differently for B = 1 and B > 1.
+    return (h * weight[:, None, :, 0]).sum(dim=2) + bias
+
+
+def _epoch(params, optimizer, inputs, labels, weights, generators, batch_size):
+    """One pass over each network's samples in its own random order; returns the mean loss."""
+    n = inputs.shape[1]
+    width = -(-batch_size // ALIGN) * ALIGN
+    order = torch.stack([torch.randperm(n, generator=g) for g in generators])
+    # Padding slots point at sample 0 and get weight 0: they add exact zeros to the gradients.
+    order = F.pad(order, (0, width)).to(inputs.device)
+    slots = torch.arange(width, device=inputs.device)
+    total = torch.zeros((), device=inputs.device)
+    for lo in range(0, n, batch_size):
+        count = min(batch_size, n - lo)
+        idx = order[:, lo:lo + width]
+        xb = torch.take_along_dim(inputs, idx[..., None], dim=1)
+        yb = torch.gather(labels, 1, idx)
+        wb = torch.gather(weights, 1, idx) * (slots < count)
+        per_sample = F.binary_cross_entropy_with_logits(forward(params, xb), yb, reduction="none")
+        # Each network's loss is its own batch mean; summing them keeps the gradients apart.
+        loss = (wb * per_sample).sum(dim=1).sum() / count
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        total += loss.detach() * count
+    return total.item() / (n * len(generators))
+
+
+def _init_params(generators, sizes, device):
+    """torch.nn.Linear's default init, drawn on CPU from each network's generator in turn."""
+    per_net = []
+    for g in generators:
+        net = []
+        for fan_in, fan_out in zip(sizes[:-1], sizes[1:]):
+            bound = 1 / np.sqrt(fan_in)
+            # Drawn as nn.Linear's (out, in) weight, stored transposed for h @ W.
+            net.append(torch.empty(fan_out, fan_in).uniform_(-bound, bound, generator=g).T)
+            net.append(torch.empty(fan_out).uniform_(-bound, bound, generator=g))
+        per_net.append(net)
+    return [torch.stack(group).to(device).requires_grad_() for group in zip(*per_net)]
+
+
+def _unflatten(params):
+    model = {}
+    for i, p in enumerate(params):
+        model[f"{'Wb'[i % 2]}{i // 2}"] = p.detach().cpu().numpy()
+    return model
+
+
+def _check_data(x, y, w, init_seeds):
+    x, y, w = np.asarray(x), np.asarray(y), np.asarray(w, dtype=np.float64)
+    if x.ndim != 3:
+        raise ValueError(f"x must be (networks, samples, features), got shape {x.shape}")
+    if y.shape != x.shape[:2] or w.shape != x.shape[:2]:
+        raise ValueError(f"y {y.shape} and w {w.shape} must both be {x.shape[:2]}, as x")
+    if len(init_seeds) != x.shape[0]:
+        raise ValueError(f"{len(init_seeds)} init seeds for {x.shape[0]} networks")
+    if not np.isin(y, (0, 1)).all():
+        raise ValueError("labels y must be 0 or 1")
+    if (w < 0).any() or not np.isfinite(w).all():
+        raise ValueError("sample weights must be finite and non-negative")
+    totals = w.sum(axis=1)
+    if (totals == 0).any():
+        raise ValueError(f"networks {np.flatnonzero(totals == 0).tolist()} have all-zero weights")
+    # Mean weight 1 per network, so the learning rate means the same whatever the weights' scale.
+    return x, y, (w / totals[:, None] * w.shape[1]).astype(np.float32)

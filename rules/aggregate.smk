@@ -1,0 +1,31 @@
+# Table 1, Table 2, Figure 1 and the long CSV of every accuracy, from the evaluation files.
+
+
+rule aggregate_results:
+    input:
+        accuracy=expand(
+            f"{R}/eval/{{dataset}}/{{seeds}}/eps{{eps}}/accuracy.csv",
+            dataset=config["datasets"],
+            seeds=BLOCKS,
+            eps=EPSILONS,
+        ),
+        reference=expand(
+            f"{R}/reference/{{dataset}}/{{seeds}}/reference.csv",
+            dataset=config["datasets"],
+            seeds=BLOCKS,
+        ),
+    output:
+        table2_csv=f"{R}/table2.csv",
+        table2_md=f"{R}/table2.md",
+        table1=f"{R}/table1.csv",
+        accuracies=f"{R}/accuracies.csv",
+        figure_pdf=f"{R}/figure1.pdf",
+        figure_png=f"{R}/figure1.png",
+    params:
+        config={k: v for k, v in config.items() if k != "results"},
+    log:
+        f"{R}/logs/aggregate_results.log",
+    conda:
+        "../envs/expril.yaml"
+    script:
+        "../workflow_scripts/aggregate_results.py"

@@ -1,0 +1,94 @@
+# Configuration checks, path helpers and wildcard constraints shared by every stage.
+import hashlib
+import os
+
+from snakemake.utils import validate
+
+from expril import oracle, settings
+
+
+validate(config, schema="../config.schema.yaml", set_default=True)
+for _name in config["datasets"]:
+    if _name not in config["benchmarks"]:
+        raise ValueError(
+            f"config: datasets lists {_name!r}, which has no entry under 'benchmarks' "
+            f"(known: {', '.join(config['benchmarks'])})"
+        )
+
+# Jobs import the method package from this repository, inside --sdm conda environments too.
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [workflow.basedir, os.environ.get("PYTHONPATH")]))
+
+R = config["results"]
+EPSILONS = [settings.format_eps(e) for e in config["epsilons"]]
+T = config["iterations"]
+BLOCKS = settings.seed_blocks(config["runs"], config["seed_block"])
+# Oracle rules carry a digest of the secret (never the secret) so a new secret redraws the noise.
+SECRET_DIGEST = hashlib.sha256(oracle.secret().encode()).hexdigest()[:16]
+
+
+wildcard_constraints:
+    dataset=r"[A-Za-z0-9_-]+",
+    seeds=r"\d+-\d+",
+    eps=r"inf|[0-9.]+",
+    variant="C|I|both",
+    t=r"\d+",
+
+
+def spec(wildcards):
+    return config["benchmarks"][wildcards.dataset]
+
+
+def importance_sampling(dataset):
+    return config["benchmarks"][dataset]["importance_sampling"]
+
+
+def noise_scale(wildcards):
+    """lambda = d x queries / eps for this dataset and eps."""
+    s = spec(wildcards)
+    queries = settings.n_queries(T, s["importance_sampling"])
+    return settings.noise_scale(settings.feature_count(s), queries, settings.parse_eps(wildcards.eps))
+
+
+def n_val(wildcards):
+    return round(spec(wildcards)["n_target"] * config["val_fraction"])
+
+
+def bins_per_feature(wildcards):
+    b = config["bins"]
+    return settings.bins_per_feature(n_val(wildcards), noise_scale(wildcards), b["snr"], b["noiseless"])
+
+
+def variant_dir(variant, t):
+    """h_0 and h_1 are the same for C- and I-ExPriL (one block of equations): stored once as 'both'."""
+    return "both" if t <= 1 else variant
+
+
+def block_dir(wildcards):
+    return f"{wildcards.dataset}/{wildcards.seeds}"
+
+
+def model_file(wildcards, variant, t):
+    if t == 0:
+        return f"{R}/learner/{block_dir(wildcards)}/h0.npz"
+    return f"{R}/learner/{block_dir(wildcards)}/eps{wildcards.eps}/{variant_dir(variant, t)}/model_t{t}.npz"
+
+
+def answer_file(wildcards, variant, t):
+    return f"{R}/oracle/{block_dir(wildcards)}/eps{wildcards.eps}/{variant_dir(variant, t)}/errors_t{t}.npz"
+
+
+def equation_blocks(wildcards):
+    """Iterations whose hypotheses enter the label estimate at t: all (C-ExPriL) or the latest (I)."""
+    t = int(wildcards.t)
+    return [t - 1] if wildcards.variant == "I" else list(range(t))
+
+
+def final_outputs():
+    return [
+        f"{R}/table2.csv",
+        f"{R}/table2.md",
+        f"{R}/table1.csv",
+        f"{R}/accuracies.csv",
+        f"{R}/figure1.pdf",
+        f"{R}/figure1.png",
+    ]

@@ -1,0 +1,46 @@
+# The world: source and target data sets, and the curator's split of the target.
+# Privacy boundary: files under curator/ hold target data with labels. target_val is read only
+# by oracle_* and reference_* rules; target_test only by evaluate_* and reference_* rules.
+
+
+def ctg_csv(wildcards):
+    return config["ctg"]["csv"] if spec(wildcards)["generator"] == "ctg" else []
+
+
+rule generate_data:
+    input:
+        ctg_csv,
+    output:
+        source=f"{R}/data/{{dataset}}/{{seeds}}/source.npz",
+        target=f"{R}/curator/{{dataset}}/{{seeds}}/target.npz",
+    params:
+        spec=spec,
+        seeds=lambda wc: settings.block_seeds(wc.seeds),
+        redraw=config["redraw"],
+        ctg_sha256=lambda wc: config["ctg"]["sha256"] if spec(wc)["generator"] == "ctg" else None,
+    log:
+        f"{R}/logs/generate_data/{{dataset}}/{{seeds}}.log",
+    benchmark:
+        f"{R}/benchmarks/generate_data/{{dataset}}/{{seeds}}.tsv"
+    conda:
+        "../envs/expril.yaml"
+    script:
+        "../workflow_scripts/generate_data.py"
+
+
+rule split_target:
+    input:
+        f"{R}/curator/{{dataset}}/{{seeds}}/target.npz",
+    output:
+        val=f"{R}/curator/{{dataset}}/{{seeds}}/target_val.npz",
+        test=f"{R}/curator/{{dataset}}/{{seeds}}/target_test.npz",
+    params:
+        val_fraction=config["val_fraction"],
+    log:
+        f"{R}/logs/split_target/{{dataset}}/{{seeds}}.log",
+    benchmark:
+        f"{R}/benchmarks/split_target/{{dataset}}/{{seeds}}.tsv"
+    conda:
+        "../envs/expril.yaml"
+    script:
+        "../workflow_scripts/split_target.py"

@@ -1,0 +1,47 @@
+# Evaluation and the non-private references: the only rules whose inputs include target_test
+# (reference_* also reads target_val, to train h* on it).
+
+
+def evaluated_models(wildcards):
+    """Every h_t (t = 0..T) of every variant for this dataset, block and eps."""
+    return {f"{v}_t{t}": model_file(wildcards, v, t) for v in config["variants"] for t in range(T + 1)}
+
+
+rule evaluate_hypotheses:
+    input:
+        unpack(evaluated_models),
+        target_test=f"{R}/curator/{{dataset}}/{{seeds}}/target_test.npz",
+    output:
+        f"{R}/eval/{{dataset}}/{{seeds}}/eps{{eps}}/accuracy.csv",
+    params:
+        models=lambda wc: [(v, t) for v in config["variants"] for t in range(T + 1)],
+    log:
+        f"{R}/logs/evaluate_hypotheses/{{dataset}}/{{seeds}}/eps{{eps}}.log",
+    benchmark:
+        f"{R}/benchmarks/evaluate_hypotheses/{{dataset}}/{{seeds}}/eps{{eps}}.tsv"
+    conda:
+        "../envs/expril.yaml"
+    script:
+        "../workflow_scripts/evaluate_hypotheses.py"
+
+
+rule reference_models:
+    input:
+        target_val=f"{R}/curator/{{dataset}}/{{seeds}}/target_val.npz",
+        target_test=f"{R}/curator/{{dataset}}/{{seeds}}/target_test.npz",
+    output:
+        accuracy=f"{R}/reference/{{dataset}}/{{seeds}}/reference.csv",
+        model=f"{R}/reference/{{dataset}}/{{seeds}}/h_star.npz",
+    params:
+        hidden=lambda wc: spec(wc)["hidden"],
+        training=config["training"],
+        device=config["device"],
+    threads: 1
+    log:
+        f"{R}/logs/reference_models/{{dataset}}/{{seeds}}.log",
+    benchmark:
+        f"{R}/benchmarks/reference_models/{{dataset}}/{{seeds}}.tsv"
+    conda:
+        "../envs/expril.yaml"
+    script:
+        "../workflow_scripts/reference_models.py"

@@ -1,0 +1,105 @@
+# The learner: sees its source data (no labels), the bins it defines, the oracle's answers and
+# its own models. No rule here may take a curator/ file as input.
+
+
+rule make_bins:
+    input:
+        f"{R}/data/{{dataset}}/{{seeds}}/source.npz",
+    output:
+        f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/marginal_bins.npz",
+    params:
+        q=bins_per_feature,
+    log:
+        f"{R}/logs/make_bins/{{dataset}}/{{seeds}}/eps{{eps}}.log",
+    benchmark:
+        f"{R}/benchmarks/make_bins/{{dataset}}/{{seeds}}/eps{{eps}}.tsv"
+    conda:
+        "../envs/expril.yaml"
+    script:
+        "../workflow_scripts/make_bins.py"
+
+
+def reweight_inputs(wildcards):
+    inputs = {"source": f"{R}/data/{block_dir(wildcards)}/source.npz"}
+    if importance_sampling(wildcards.dataset):
+        inputs["bins"] = f"{R}/learner/{block_dir(wildcards)}/eps{wildcards.eps}/marginal_bins.npz"
+        inputs["marginals"] = f"{R}/oracle/{block_dir(wildcards)}/eps{wildcards.eps}/marginals.npz"
+    return inputs
+
+
+rule reweight_source:
+    input:
+        unpack(reweight_inputs),
+    output:
+        weights=f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/weights.npz",
+        bins=f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/error_bins.npz",
+    params:
+        q=bins_per_feature,
+        ridge=config["reweight"]["ridge"],
+        steps=config["reweight"]["steps"],
+    log:
+        f"{R}/logs/reweight_source/{{dataset}}/{{seeds}}/eps{{eps}}.log",
+    benchmark:
+        f"{R}/benchmarks/reweight_source/{{dataset}}/{{seeds}}/eps{{eps}}.tsv"
+    conda:
+        "../envs/expril.yaml"
+    script:
+        "../workflow_scripts/reweight_source.py"
+
+
+rule init_hypothesis:
+    output:
+        f"{R}/learner/{{dataset}}/{{seeds}}/h0.npz",
+    params:
+        seeds=lambda wc: settings.block_seeds(wc.seeds),
+    log:
+        f"{R}/logs/init_hypothesis/{{dataset}}/{{seeds}}.log",
+    conda:
+        "../envs/expril.yaml"
+    script:
+        "../workflow_scripts/init_hypothesis.py"
+
+
+rule estimate_labels:
+    input:
+        source=f"{R}/data/{{dataset}}/{{seeds}}/source.npz",
+        weights=f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/weights.npz",
+        bins=f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/error_bins.npz",
+        models=lambda wc: [model_file(wc, wc.variant, l) for l in equation_blocks(wc)],
+        answers=lambda wc: [answer_file(wc, wc.variant, l) for l in equation_blocks(wc)],
+    output:
+        f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/{{variant}}/labels_t{{t}}.npz",
+    params:
+        ridge=config["labels"]["ridge"],
+        steps=config["labels"]["steps"],
+    log:
+        f"{R}/logs/estimate_labels/{{dataset}}/{{seeds}}/eps{{eps}}/{{variant}}/t{{t}}.log",
+    benchmark:
+        f"{R}/benchmarks/estimate_labels/{{dataset}}/{{seeds}}/eps{{eps}}/{{variant}}/t{{t}}.tsv"
+    conda:
+        "../envs/expril.yaml"
+    script:
+        "../workflow_scripts/estimate_labels.py"
+
+
+rule train_hypothesis:
+    input:
+        source=f"{R}/data/{{dataset}}/{{seeds}}/source.npz",
+        weights=f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/weights.npz",
+        labels=f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/{{variant}}/labels_t{{t}}.npz",
+    output:
+        f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/{{variant}}/model_t{{t}}.npz",
+    params:
+        hidden=lambda wc: spec(wc)["hidden"],
+        training=config["training"],
+        init_key=lambda wc: ["learner", wc.dataset, wc.eps, wc.variant, int(wc.t)],
+        device=config["device"],
+    threads: 1
+    log:
+        f"{R}/logs/train_hypothesis/{{dataset}}/{{seeds}}/eps{{eps}}/{{variant}}/t{{t}}.log",
+    benchmark:
+        f"{R}/benchmarks/train_hypothesis/{{dataset}}/{{seeds}}/eps{{eps}}/{{variant}}/t{{t}}.tsv"
+    conda:
+        "../envs/expril.yaml"
+    script:
+        "../workflow_scripts/train_hypothesis.py"

@@ -1,0 +1,46 @@
+# The oracle (curator): the only rules, with reference_*, whose inputs include target_val.
+# The learner hands over its bins and its model file; the oracle scores the model on its own
+# data and releases noisy marginals only. The noise secret comes from the environment and is
+# never a parameter of any rule (oracle rules carry its digest so a new secret reruns them).
+
+
+rule oracle_marginals:
+    input:
+        target_val=f"{R}/curator/{{dataset}}/{{seeds}}/target_val.npz",
+        bins=f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/marginal_bins.npz",
+    output:
+        f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}/marginals.npz",
+    params:
+        scale=noise_scale,
+        mechanism=config["mechanism"],
+        secret_digest=SECRET_DIGEST,
+    log:
+        f"{R}/logs/oracle_marginals/{{dataset}}/{{seeds}}/eps{{eps}}.log",
+    benchmark:
+        f"{R}/benchmarks/oracle_marginals/{{dataset}}/{{seeds}}/eps{{eps}}.tsv"
+    conda:
+        "../envs/expril.yaml"
+    script:
+        "../workflow_scripts/oracle_marginals.py"
+
+
+rule oracle_errors:
+    input:
+        target_val=f"{R}/curator/{{dataset}}/{{seeds}}/target_val.npz",
+        bins=f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/error_bins.npz",
+        model=lambda wc: model_file(wc, wc.variant, int(wc.t)),
+    output:
+        f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}/{{variant}}/errors_t{{t}}.npz",
+    params:
+        scale=noise_scale,
+        query=lambda wc: f"eps{wc.eps}/{wc.variant}/errors_t{wc.t}",
+        mechanism=config["mechanism"],
+        secret_digest=SECRET_DIGEST,
+    log:
+        f"{R}/logs/oracle_errors/{{dataset}}/{{seeds}}/eps{{eps}}/{{variant}}/t{{t}}.log",
+    benchmark:
+        f"{R}/benchmarks/oracle_errors/{{dataset}}/{{seeds}}/eps{{eps}}/{{variant}}/t{{t}}.tsv"
+    conda:
+        "../envs/expril.yaml"
+    script:
+        "../workflow_scripts/oracle_errors.py"

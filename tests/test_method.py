@@ -1,0 +1,117 @@
+"""Known-answer tests of the method's pieces: bins, oracle noise, Pb. 1 and Pb. 2."""
+import numpy as np
+import pytest
+
+from expril import binning, labels, oracle, reweight
+
+
+def test_discrete_feature_gets_one_bin_per_value_and_no_empty_bin():
+    rng = np.random.default_rng(0)
+    x = np.stack([rng.choice([0.0, 1.0], 500, p=[0.97, 0.03]),   # like CTG's DS
+                  rng.choice([0.0, 1.0, 2.0], 500),               # like Tendency
+                  rng.normal(size=500)], axis=1)
+    edges = binning.make_bins(x, q=8)
+    assert list(binning.bin_counts(edges)) == [2, 3, 8]
+    counts = binning.bin_sums(binning.bin_ids(edges, x), binning.bin_counts(edges).sum())
+    assert (counts > 0).all()
+
+
+def test_repeated_quantiles_are_merged():
+    x = np.concatenate([np.zeros(800), np.linspace(1, 2, 200)])[:, None]
+    edges = binning.make_bins(x, q=10)[0]
+    assert len(np.unique(edges)) == len(edges)
+    assert edges.min() > 0          # no edge at the minimum: the first bin holds the zeros
+    ids = binning.bin_ids([edges], x)
+    assert (np.bincount(ids[:, 0]) > 0).all()
+
+
+def test_weighted_quantiles_follow_the_weights():
+    x = np.linspace(0, 1, 1000)
+    w = np.where(x > 0.5, 3.0, 1.0)   # 3/4 of the mass above 0.5
+    edges = binning.feature_edges(x, 4, w)
+    assert np.allclose(edges, [0.5, 2 / 3, 5 / 6], atol=0.01)   # unweighted: 1/4, 1/2, 3/4
+
+
+def test_pack_round_trip():
+    rng = np.random.default_rng(1)
+    per_seed = [binning.make_bins(rng.normal(size=(50, 3)), q) for q in (3, 5)]
+    back = binning.unpack(binning.pack(per_seed))
+    for a, b in zip(per_seed, back):
+        assert all(np.array_equal(u, v) for u, v in zip(a, b))
+
+
+def test_noiseless_oracle_answers_exact_fractions():
+    ids = np.array([[0, 2], [0, 3], [1, 3], [1, 3]])
+    errors = np.array([1, 0, 1, 1])
+    gen = np.random.default_rng(0)
+    assert np.allclose(oracle.answer_marginals(ids, 4, 0.0, gen), [0.5, 0.5, 0.25, 0.75])
+    assert np.allclose(oracle.answer_errors(ids, 4, errors, 0.0, gen), [0.5, 1.0, 1.0, 2 / 3])
+
+
+def test_oracle_noise_has_laplace_scale_and_is_clipped():
+    n_bins, count, scale = 1, 400, 20.0
+    ids = np.zeros((count, 1), dtype=int)
+    errors = np.zeros(count)
+    errors[:200] = 1
+    gen = np.random.default_rng(3)
+    draws = np.array([oracle.answer_errors(ids, n_bins, errors, scale, gen)[0] for _ in range(20000)])
+    assert draws.min() >= 0 and draws.max() <= 1
+    # Away from the clip, answer = 0.5 + Lap(scale)/count: median absolute deviation = scale ln2 / count.
+    assert np.median(np.abs(draws - 0.5)) == pytest.approx(scale * np.log(2) / count, rel=0.05)
+    small = oracle.answer_errors(ids[:4], n_bins, errors[:4], scale, gen)
+    assert small[0] in (0.0, 1.0) or 0 < small[0] < 1
+
+
+def test_empty_bin_does_not_divide_by_zero():
+    ids = np.array([[0], [0]])
+    out = oracle.answer_errors(ids, 2, np.array([1, 0]), 1.0, np.random.default_rng(0))
+    assert np.isfinite(out).all() and 0 <= out[1] <= 1
+
+
+def test_reweighting_recovers_a_known_shift():
+    rng = np.random.default_rng(0)
+    source = rng.uniform(size=(20000, 2))
+    # Target density 2 x_1 on [0, 1]: the ideal weight of a source point is 2 x_1.
+    target = np.stack([np.sqrt(rng.uniform(size=20000)), rng.uniform(size=20000)], axis=1)
+    edges = binning.make_bins(source, 10)
+    n_bins = binning.bin_counts(edges).sum()
+    p = binning.bin_sums(binning.bin_ids(edges, target), n_bins) / len(target)
+    ids = binning.bin_ids(edges, source)
+    w = reweight.importance_weights(ids, n_bins, p, ridge=0.01, steps=500)
+    assert np.allclose(binning.bin_sums(ids, n_bins, w) / len(source), p, atol=2e-3)
+    top, bottom = source[:, 0] > 0.9, source[:, 0] < 0.1
+    assert w[top].mean() == pytest.approx(1.9, abs=0.1)
+    assert w[bottom].mean() == pytest.approx(0.1, abs=0.1)
+    assert w.min() >= 0
+
+
+def test_label_estimation_recovers_labels_from_exact_error_marginals():
+    rng = np.random.default_rng(0)
+    x = rng.uniform(size=(600, 3))
+    edges = binning.make_bins(x, 6)
+    n_bins = binning.bin_counts(edges).sum()
+    ids = binning.bin_ids(edges, x)
+    truth = (np.isin(ids[:, 0], [1, 2, 4])).astype(float)   # labels set by feature 0's bin
+    h0 = np.ones(600)
+    q0 = oracle.answer_errors(ids, n_bins, h0 != truth, 0.0, rng)
+    w = np.ones(600)
+    relaxed = labels.estimate_labels(ids, n_bins, w, [(h0, q0)], ridge=1e-3, steps=1000)
+    assert np.array_equal(labels.threshold(relaxed), truth)
+
+
+def test_cumulative_system_is_fitted_by_the_truth_and_beats_a_single_block():
+    rng = np.random.default_rng(2)
+    x = rng.uniform(size=(800, 2))
+    edges = binning.make_bins(x, 8)
+    n_bins = binning.bin_counts(edges).sum()
+    ids = binning.bin_ids(edges, x)
+    truth = ((x[:, 0] - 0.5) * (x[:, 1] - 0.5) > 0).astype(float)    # not additive: XOR-like
+    w = np.ones(800)
+    h0, h1 = np.ones(800), (x[:, 0] > 0.5).astype(float)
+    blocks = [(h, oracle.answer_errors(ids, n_bins, h != truth, 0.0, rng)) for h in (h0, h1)]
+    for h, q in blocks:   # the truth solves every block exactly
+        signs, rhs = labels.equation_block(ids, n_bins, w, h, q)
+        assert np.allclose(binning.bin_sums(ids, n_bins, w * signs * truth) / 800, rhs)
+    acc = {name: (labels.threshold(labels.estimate_labels(ids, n_bins, w, b, 1e-3, 1000)) == truth).mean()
+           for name, b in {"I": blocks[1:], "C": blocks}.items()}
+    assert acc["C"] >= acc["I"] and acc["C"] > 0.7
