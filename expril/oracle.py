@@ -1,8 +1,12 @@
 """The curator's side: answers marginal queries on the private target validation split.
 
-Only the oracle rules call this module with target data. Answers follow Eq. 7: Laplace noise of
-scale lambda on each bin's count, divided by the bin's true count, clipped to [0, 1]
-(`mechanism: paper`). lambda = 0 (eps = inf) means exact answers.
+Only the oracle rules call this module with target data. Two mechanisms, lambda = 0 (eps = inf)
+meaning exact answers:
+- `paper` (Eq. 7): Laplace noise on each bin's count, divided by the bin's TRUE count (or n'),
+  clipped to [0, 1]. The true count differs between neighbouring data sets, so the paper's
+  proof does not cover it (docs/privacy.md).
+- `counts`: noisy counts only (bin counts once, error counts per query), each a histogram with
+  sensitivity 1 per feature; every ratio is computed by the learner from released numbers.
 """
 import logging
 import os
@@ -12,7 +16,7 @@ import numpy as np
 from .binning import bin_sums
 from .seeds import rng
 
-MECHANISMS = ("paper",)
+MECHANISMS = ("paper", "counts")
 SECRET_VARIABLE = "EXPRIL_ORACLE_SECRET"
 DEMO_SECRET = "expril-demo-secret"
 
@@ -22,7 +26,7 @@ def secret():
     Without it the noise is still deterministic, but anyone who reads this code can replay it."""
     value = os.environ.get(SECRET_VARIABLE)
     if not value:
-        logging.warning("%s is not set: using the public demo secret", SECRET_VARIABLE)
+        logging.getLogger("expril").warning("%s is not set: using the public demo secret", SECRET_VARIABLE)
         return DEMO_SECRET
     return value
 
@@ -51,3 +55,26 @@ def answer_errors(ids, n_bins, errors, scale, generator):
     counts = bin_sums(ids, n_bins)
     noisy = wrong + laplace_noise(generator, scale, n_bins)
     return np.clip(noisy / np.maximum(counts, 1.0), 0.0, 1.0)
+
+
+def answer_counts(ids, n_bins, scale, generator):
+    """Noisy count of target samples in every bin (`counts` mechanism)."""
+    return bin_sums(ids, n_bins) + laplace_noise(generator, scale, n_bins)
+
+
+def answer_error_counts(ids, n_bins, errors, scale, generator):
+    """Noisy count of the hypothesis' errors in every bin (`counts` mechanism)."""
+    return bin_sums(ids, n_bins, errors) + laplace_noise(generator, scale, n_bins)
+
+
+def rates_from_counts(error_counts, counts):
+    """Error fractions from released noisy counts: post-processing, no privacy cost."""
+    return np.clip(error_counts / np.maximum(counts, 1.0), 0.0, 1.0)
+
+
+def marginals_from_counts(counts, bins_per_feature):
+    """Per-feature bin masses from released noisy counts (negative counts read as 0)."""
+    positive = np.maximum(counts, 0.0)
+    totals = np.repeat([part.sum() for part in np.split(positive, np.cumsum(bins_per_feature)[:-1])],
+                       bins_per_feature)
+    return positive / np.maximum(totals, 1.0)

@@ -131,7 +131,7 @@ def table1(config):
     for dataset in config["datasets"]:
         spec = config["benchmarks"][dataset]
         d = settings.feature_count(spec)
-        queries = settings.n_queries(config["iterations"], spec["importance_sampling"])
+        queries = settings.n_queries(config["iterations"], spec["importance_sampling"], config["mechanism"])
         n_val = round(spec["n_target"] * config["val_fraction"])
         row = {"dataset": dataset, "runs": config["runs"], "queries": queries,
                "is_step": "Yes" if spec["importance_sampling"] else "No",

@@ -14,10 +14,16 @@ def parse_eps(text):
     return float(text)
 
 
-def n_queries(iterations, importance_sampling):
-    """Oracle queries of one run: one error query per submitted h_0..h_{T-1}, plus the marginals
-    query when the importance-sampling step is used (Table 1: 2 without IS, 3 with)."""
-    return iterations + (1 if importance_sampling else 0)
+def counts_query(importance_sampling, mechanism):
+    """Whether a run asks the oracle for the target's bin counts: for the IS step (Pb. 1), and
+    always under the `counts` mechanism, which divides released error counts by released counts."""
+    return importance_sampling or mechanism == "counts"
+
+
+def n_queries(iterations, importance_sampling, mechanism="paper"):
+    """Oracle queries of one run: one error query per submitted h_0..h_{T-1}, plus the bin counts
+    query (Table 1: 2 without IS step, 3 with, for the paper's mechanism)."""
+    return iterations + (1 if counts_query(importance_sampling, mechanism) else 0)
 
 
 def noise_scale(dim, queries, eps):

@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pandas as pd
 
-from . import binning, datasets, labels, mlp, oracle, reweight
+from . import binning, datasets, labels, ledger, mlp, oracle, reweight
 from .io import load_npz, save_csv, save_npz
 from .seeds import seed_int
 
@@ -70,32 +70,37 @@ def split_target(target_path, val_path, test_path, name, val_fraction):
 
 # --- oracle (the only steps that read target_val) ---------------------------------------------
 
-def oracle_marginals(val_path, bins_path, out_path, name, scale):
-    val = _load_block(val_path, ("x",))
-    edges = binning.unpack(load_npz(bins_path))
+def _answer_block(val, edges, name, query, answer):
+    """Answer one query for every seed of a block: answer(ids, n_bins, b, noise)."""
     secret = oracle.secret()
     answers = []
     for b, seed in enumerate(val["seeds"]):
         n_bins = binning.bin_counts(edges[b]).sum()
         ids = binning.bin_ids(edges[b], val["x"][b])
-        noise = oracle.noise_generator(secret, name, int(seed), "marginals")
-        answers.append(oracle.answer_marginals(ids, n_bins, scale, noise))
+        answers.append(answer(ids, n_bins, b, oracle.noise_generator(secret, name, int(seed), query)))
+    return answers
+
+
+def oracle_marginals(val_path, bins_path, out_path, ledger_path, name, privacy):
+    """The target's bin marginals (`paper`) or noisy bin counts (`counts`): the first query."""
+    val = _load_block(val_path, ("x",))
+    ledger.record(ledger_path, None, name, val["seeds"], "marginals", "oracle_marginals", privacy)
+    release = oracle.answer_marginals if privacy["mechanism"] == "paper" else oracle.answer_counts
+    answers = _answer_block(val, binning.unpack(load_npz(bins_path)), name, "marginals",
+                            lambda ids, n_bins, b, noise: release(ids, n_bins, privacy["scale"], noise))
     _save_answers(out_path, answers, val["seeds"])
 
 
-def oracle_errors(val_path, bins_path, model_path, out_path, name, query, scale):
-    """Score the learner's submitted models on the target validation split and release the
-    noisy error fraction in every bin."""
+def oracle_errors(val_path, bins_path, model_path, out_path, ledger_path, name, query, privacy,
+                  previous_ledger=None):
+    """Score the learner's submitted models on the target validation split and release, per bin,
+    the noisy error fraction (`paper`) or error count (`counts`)."""
     val = _load_block(val_path, ("x", "y"))
-    edges = binning.unpack(load_npz(bins_path))
+    ledger.record(ledger_path, ledger.load(previous_ledger), name, val["seeds"], query, "oracle_errors", privacy)
     errors = mlp.predict(load_npz(model_path), val["x"]) != val["y"]
-    secret = oracle.secret()
-    answers = []
-    for b, seed in enumerate(val["seeds"]):
-        n_bins = binning.bin_counts(edges[b]).sum()
-        ids = binning.bin_ids(edges[b], val["x"][b])
-        noise = oracle.noise_generator(secret, name, int(seed), query)
-        answers.append(oracle.answer_errors(ids, n_bins, errors[b], scale, noise))
+    release = oracle.answer_errors if privacy["mechanism"] == "paper" else oracle.answer_error_counts
+    answers = _answer_block(val, binning.unpack(load_npz(bins_path)), name, query,
+                            lambda ids, n_bins, b, noise: release(ids, n_bins, errors[b], privacy["scale"], noise))
     _save_answers(out_path, answers, val["seeds"])
 
 
@@ -106,24 +111,30 @@ def make_bins(source_path, out_path, q):
     save_npz(out_path, seeds=source["seeds"], **binning.pack([binning.make_bins(x, q) for x in source["x"]]))
 
 
-def reweight_source(source_path, weights_path, bins_out, q, ridge, steps, bins_path=None, marginals_path=None):
-    """Pb. 1 when the target marginals were queried (IS step), else uniform weights; then the
-    error-query bins: quantiles of the weighted source, so each holds about n'/q target samples."""
+def reweight_source(source_path, weights_path, bins_out, q, ridge, steps, mechanism, bins_path=None,
+                    marginals_path=None):
+    """Pb. 1 when the target marginals were queried for the IS step, else uniform weights; then the
+    error-query bins: `paper`, quantiles of the weighted source, so each holds about n'/q target
+    samples; `counts`, the bins whose counts were released, which the error rates divide by."""
     source = _load_block(source_path, ("x",))
     x, seeds = source["x"], source["seeds"]
     weights = np.ones(x.shape[:2])
+    edges = binning.unpack(load_npz(bins_path)) if bins_path else None
     if marginals_path is not None:
-        edges = binning.unpack(load_npz(bins_path))
         marginals = _load_block(marginals_path, ("answers", "n_bins"), seeds)
         for b in range(len(seeds)):
-            n_bins = binning.bin_counts(edges[b]).sum()
+            counts = binning.bin_counts(edges[b])
             ids = binning.bin_ids(edges[b], x[b])
-            weights[b] = reweight.importance_weights(ids, n_bins, _answers(marginals, b), ridge, steps)
+            released = _answers(marginals, b)
+            p = released if mechanism == "paper" else oracle.marginals_from_counts(released, counts)
+            weights[b] = reweight.importance_weights(ids, counts.sum(), p, ridge, steps)
             log.info("seed %d: weights min %.3g max %.3g, effective sample size %.0f of %d", seeds[b],
                      weights[b].min(), weights[b].max(), weights[b].sum() ** 2 / (weights[b] ** 2).sum(),
                      len(weights[b]))
     save_npz(weights_path, weights=weights, seeds=seeds)
-    save_npz(bins_out, seeds=seeds, **binning.pack([binning.make_bins(x[b], q, weights[b]) for b in range(len(seeds))]))
+    if mechanism == "paper":
+        edges = [binning.make_bins(x[b], q, weights[b]) for b in range(len(seeds))]
+    save_npz(bins_out, seeds=seeds, **binning.pack(edges))
 
 
 def init_hypothesis(out_path, seeds):
@@ -131,19 +142,24 @@ def init_hypothesis(out_path, seeds):
     save_npz(out_path, seeds=np.array(seeds), **mlp.constant_model(1, len(seeds)))
 
 
-def estimate_labels(source_path, weights_path, bins_path, model_paths, answer_paths, out_path, ridge, steps):
-    """Pb. 2 from the submitted hypotheses and their error marginals (one block of equations each)."""
+def estimate_labels(source_path, weights_path, bins_path, model_paths, answer_paths, out_path, ridge, steps,
+                    counts_path=None):
+    """Pb. 2 from the submitted hypotheses and their error marginals (one block of equations each).
+    With released counts (`counts` mechanism) the answers are error counts, turned into rates."""
     source = _load_block(source_path, ("x",))
     x, seeds = source["x"], source["seeds"]
     weights = _load_block(weights_path, ("weights",), seeds)["weights"]
     edges = binning.unpack(load_npz(bins_path))
     predictions = [mlp.predict(load_npz(p), x) for p in model_paths]
     answers = [_load_block(p, ("answers", "n_bins"), seeds) for p in answer_paths]
+    counts = _load_block(counts_path, ("answers", "n_bins"), seeds) if counts_path else None
     relaxed = np.empty(x.shape[:2])
     for b in range(len(seeds)):
         n_bins = binning.bin_counts(edges[b]).sum()
         ids = binning.bin_ids(edges[b], x[b])
-        blocks = [(h[b].astype(float), _answers(a, b)) for h, a in zip(predictions, answers)]
+        rates = [_answers(a, b) if counts is None else oracle.rates_from_counts(_answers(a, b), _answers(counts, b))
+                 for a in answers]
+        blocks = [(h[b].astype(float), r) for h, r in zip(predictions, rates)]
         relaxed[b] = labels.estimate_labels(ids, n_bins, weights[b], blocks, ridge, steps)
         log.info("seed %d: %d blocks, estimated positive rate %.3f", seeds[b], len(blocks),
                  labels.threshold(relaxed[b]).mean())

@@ -42,11 +42,29 @@ def importance_sampling(dataset):
     return config["benchmarks"][dataset]["importance_sampling"]
 
 
-def noise_scale(wildcards):
-    """lambda = d x queries / eps for this dataset and eps."""
+def counts_query(dataset):
+    """Whether runs on this dataset start with the bin counts (marginals) query."""
+    return settings.counts_query(importance_sampling(dataset), config["mechanism"])
+
+
+def privacy(wildcards):
+    """The privacy accounting of this dataset and eps: every oracle rule's declared parameter."""
     s = spec(wildcards)
-    queries = settings.n_queries(T, s["importance_sampling"])
-    return settings.noise_scale(settings.feature_count(s), queries, settings.parse_eps(wildcards.eps))
+    planned = settings.n_queries(T, s["importance_sampling"], config["mechanism"])
+    d = settings.feature_count(s)
+    eps = settings.parse_eps(wildcards.eps)
+    return {
+        "eps": eps,
+        "mechanism": config["mechanism"],
+        "planned_queries": planned,
+        "sensitivity": d,  # one histogram per feature, sensitivity 1 each
+        "scale": settings.noise_scale(d, planned, eps),
+        "secret_digest": SECRET_DIGEST,
+    }
+
+
+def noise_scale(wildcards):
+    return privacy(wildcards)["scale"]
 
 
 def n_val(wildcards):
@@ -75,6 +93,20 @@ def model_file(wildcards, variant, t):
 
 def answer_file(wildcards, variant, t):
     return f"{R}/oracle/{block_dir(wildcards)}/eps{wildcards.eps}/{variant_dir(variant, t)}/errors_t{t}.npz"
+
+
+def counts_file(wildcards):
+    return f"{R}/oracle/{block_dir(wildcards)}/eps{wildcards.eps}/marginals.npz"
+
+
+def previous_ledger(wildcards):
+    """The ledger of the query before this one in the run's chain (none for the first)."""
+    t = int(wildcards.t)
+    if t > 0:
+        return answer_file(wildcards, wildcards.variant, t - 1).replace(".npz", ".ledger.csv")
+    if counts_query(wildcards.dataset):
+        return counts_file(wildcards).replace(".npz", ".ledger.csv")
+    return []
 
 
 def equation_blocks(wildcards):

@@ -21,9 +21,10 @@ rule make_bins:
 
 def reweight_inputs(wildcards):
     inputs = {"source": f"{R}/data/{block_dir(wildcards)}/source.npz"}
-    if importance_sampling(wildcards.dataset):
+    if counts_query(wildcards.dataset):
         inputs["bins"] = f"{R}/learner/{block_dir(wildcards)}/eps{wildcards.eps}/marginal_bins.npz"
-        inputs["marginals"] = f"{R}/oracle/{block_dir(wildcards)}/eps{wildcards.eps}/marginals.npz"
+    if importance_sampling(wildcards.dataset):
+        inputs["marginals"] = counts_file(wildcards)
     return inputs
 
 
@@ -37,6 +38,7 @@ rule reweight_source:
         q=bins_per_feature,
         ridge=config["reweight"]["ridge"],
         steps=config["reweight"]["steps"],
+        mechanism=config["mechanism"],
     log:
         f"{R}/logs/reweight_source/{{dataset}}/{{seeds}}/eps{{eps}}.log",
     benchmark:
@@ -67,6 +69,7 @@ rule estimate_labels:
         bins=f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/error_bins.npz",
         models=lambda wc: [model_file(wc, wc.variant, l) for l in equation_blocks(wc)],
         answers=lambda wc: [answer_file(wc, wc.variant, l) for l in equation_blocks(wc)],
+        counts=lambda wc: counts_file(wc) if config["mechanism"] == "counts" else [],
     output:
         f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/{{variant}}/labels_t{{t}}.npz",
     params:

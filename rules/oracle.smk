@@ -2,6 +2,7 @@
 # The learner hands over its bins and its model file; the oracle scores the model on its own
 # data and releases noisy marginals only. The noise secret comes from the environment and is
 # never a parameter of any rule (oracle rules carry its digest so a new secret reruns them).
+# Each oracle job checks the run's privacy ledger (plan and budget) before it answers.
 
 
 rule oracle_marginals:
@@ -9,11 +10,10 @@ rule oracle_marginals:
         target_val=f"{R}/curator/{{dataset}}/{{seeds}}/target_val.npz",
         bins=f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/marginal_bins.npz",
     output:
-        f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}/marginals.npz",
+        answers=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}/marginals.npz",
+        ledger=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}/marginals.ledger.csv",
     params:
-        scale=noise_scale,
-        mechanism=config["mechanism"],
-        secret_digest=SECRET_DIGEST,
+        privacy=privacy,
     log:
         f"{R}/logs/oracle_marginals/{{dataset}}/{{seeds}}/eps{{eps}}.log",
     benchmark:
@@ -29,13 +29,13 @@ rule oracle_errors:
         target_val=f"{R}/curator/{{dataset}}/{{seeds}}/target_val.npz",
         bins=f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/error_bins.npz",
         model=lambda wc: model_file(wc, wc.variant, int(wc.t)),
+        previous_ledger=previous_ledger,
     output:
-        f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}/{{variant}}/errors_t{{t}}.npz",
+        answers=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}/{{variant}}/errors_t{{t}}.npz",
+        ledger=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}/{{variant}}/errors_t{{t}}.ledger.csv",
     params:
-        scale=noise_scale,
         query=lambda wc: f"eps{wc.eps}/{wc.variant}/errors_t{wc.t}",
-        mechanism=config["mechanism"],
-        secret_digest=SECRET_DIGEST,
+        privacy=privacy,
     log:
         f"{R}/logs/oracle_errors/{{dataset}}/{{seeds}}/eps{{eps}}/{{variant}}/t{{t}}.log",
     benchmark:

@@ -114,6 +114,7 @@ def test_table2_markdown():
 def _config():
     return {
         "datasets": ["A", "C", "CTG-B"], "runs": 4, "epsilons": [1, "inf"], "iterations": 2,
+        "mechanism": "paper",
         "val_fraction": 0.5, "bins": {"snr": 4, "noiseless": "sqrt"},
         "benchmarks": {
             "A": {"generator": "clusters", "dim": 2, "clusters": 15, "n_source": 2500,
@@ -125,6 +126,12 @@ def _config():
                       "importance_sampling": True, "hidden": [16, 256, 256, 16]},
         },
     }
+
+
+def test_table1_counts_mechanism_adds_the_counts_query_without_is_step():
+    t1 = report.table1(_config() | {"mechanism": "counts"}).set_index("dataset")
+    assert list(t1["queries"]) == [3, 3, 3]
+    assert t1.loc["A"].lambda_eps1 == pytest.approx(2 * 3 / 1)
 
 
 def test_table1():

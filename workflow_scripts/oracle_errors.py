@@ -1,6 +1,6 @@
 from expril import steps
 
 steps.setup_logging(snakemake.log[0])
-steps.oracle_errors(snakemake.input.target_val, snakemake.input.bins, snakemake.input.model,
-                    snakemake.output[0], snakemake.wildcards.dataset, snakemake.params.query,
-                    snakemake.params.scale)
+i, o, p = snakemake.input, snakemake.output, snakemake.params
+steps.oracle_errors(i.target_val, i.bins, i.model, o.answers, o.ledger, snakemake.wildcards.dataset, p.query,
+                    p.privacy, previous_ledger=i.get("previous_ledger"))

@@ -1,0 +1,82 @@
+"""Privacy you can check: the ledger, the noise secret, and the DAG's privacy boundary."""
+import math
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from expril import ledger, oracle, settings
+from workflow import ROOT, boundary_violations, plan, snakemake
+
+
+def _privacy(eps, planned=3, d=10, mechanism="paper"):
+    return {"eps": eps, "mechanism": mechanism, "planned_queries": planned, "sensitivity": d,
+            "scale": settings.noise_scale(d, planned, eps)}
+
+
+def test_planned_queries_spend_exactly_the_budget(tmp_path):
+    book = None
+    for i, query in enumerate(["marginals", "errors_t0", "errors_t1"]):
+        book = ledger.record(tmp_path / f"{i}.csv", book, "C", [0, 1], query, "oracle_errors", _privacy(1.0))
+    spent = book.groupby("seed")["eps_spent"].sum()
+    assert np.allclose(spent, 1.0) and len(book) == 6
+    written = pd.read_csv(tmp_path / "2.csv")
+    assert list(written.columns) == ledger.COLUMNS and len(written) == 6
+
+
+def test_query_beyond_the_plan_fails_before_writing(tmp_path):
+    book = None
+    for query in ["errors_t0", "errors_t1"]:
+        book = ledger.record(tmp_path / "l.csv", book, "A", [0], query, "oracle_errors", _privacy(1.0, planned=2))
+    with pytest.raises(ledger.BudgetError, match="planned for 2"):
+        ledger.record(tmp_path / "extra.csv", book, "A", [0], "errors_t2", "oracle_errors", _privacy(1.0, planned=2))
+    assert not (tmp_path / "extra.csv").exists()
+
+
+def test_overspending_query_fails(tmp_path):
+    first = ledger.record(tmp_path / "a.csv", None, "A", [0], "errors_t0", "oracle_errors", _privacy(1.0, planned=2))
+    greedy = _privacy(1.0, planned=2) | {"scale": 1.0}     # eps 10 for one query
+    with pytest.raises(ledger.BudgetError, match="above its budget"):
+        ledger.record(tmp_path / "b.csv", first, "A", [0], "errors_t1", "oracle_errors", greedy)
+
+
+def test_no_noise_spends_infinite_budget_only_when_allowed(tmp_path):
+    book = ledger.record(tmp_path / "a.csv", None, "A", [0], "errors_t0", "oracle_errors", _privacy(math.inf))
+    assert math.isinf(book["eps_spent"][0])
+    with pytest.raises(ledger.BudgetError):
+        ledger.record(tmp_path / "b.csv", None, "A", [0], "errors_t0", "oracle_errors", _privacy(1.0) | {"scale": 0.0})
+
+
+def test_noise_depends_on_the_secret_and_is_reproducible(monkeypatch):
+    draw = lambda secret: oracle.noise_generator(secret, "A", 3, "errors_t0").laplace(size=5)
+    assert np.array_equal(draw("s1"), draw("s1"))
+    assert not np.allclose(draw("s1"), draw("s2"))
+    monkeypatch.setenv(oracle.SECRET_VARIABLE, "from-the-environment")
+    assert oracle.secret() == "from-the-environment"
+    monkeypatch.delenv(oracle.SECRET_VARIABLE)
+    assert oracle.secret() == oracle.DEMO_SECRET
+
+
+@pytest.mark.parametrize("args", [[], ["--configfile", "tests/smoke.yaml"],
+                                  ["--config", "mechanism=counts"]])
+def test_only_oracle_evaluate_and_reference_rules_read_the_target(args):
+    jobs = plan(*args)
+    assert any("target_val" in f for job in jobs for f in job["input"])   # the audit sees the reads
+    assert boundary_violations(jobs) == []
+
+
+def test_boundary_audit_catches_a_miswired_learner_rule(tmp_path):
+    for name in ["Snakefile", "config.yaml", "config.schema.yaml", "rules", "workflow_scripts", "envs", "expril", "data"]:
+        copy = shutil.copytree if (ROOT / name).is_dir() else shutil.copy
+        copy(ROOT / name, tmp_path / name)
+    learner = tmp_path / "rules" / "learner.smk"
+    text = learner.read_text()
+    wired = text.replace(
+        '        source=f"{R}/data/{{dataset}}/{{seeds}}/source.npz",\n        weights=',
+        '        source=f"{R}/data/{{dataset}}/{{seeds}}/source.npz",\n'
+        '        leak=f"{R}/curator/{{dataset}}/{{seeds}}/target_val.npz",\n        weights=', 1)
+    assert wired != text
+    learner.write_text(wired)
+    violations = boundary_violations(plan("--snakefile", str(tmp_path / "Snakefile"), "--directory", str(tmp_path)))
+    assert violations and {rule for rule, _ in violations} == {"estimate_labels"}

@@ -1,0 +1,84 @@
+"""The workflow as a user runs it: the full plan, and the smoke configuration end to end."""
+import math
+
+import pandas as pd
+import pytest
+import yaml
+
+from workflow import ROOT, counts, plan, snakemake
+
+DATASETS = ["A", "B", "C", "D", "E", "CTG-A", "CTG-B"]
+IS_DATASETS = ["C", "D", "E", "CTG-B"]
+
+
+def test_full_config_plans_every_run_variant_and_epsilon():
+    config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    assert config["datasets"] == DATASETS and config["runs"] == 100
+    jobs = plan()
+    blocks = math.ceil(100 / config["seed_block"])
+    n = counts(jobs)
+    per_block = len(DATASETS) * blocks
+    assert n["generate_data"] == n["split_target"] == n["reference_models"] == per_block
+    assert n["oracle_marginals"] == len(IS_DATASETS) * blocks * 2
+    # per eps: h_1 (shared by C and I), then h_2 for C and for I
+    assert n["train_hypothesis"] == n["estimate_labels"] == per_block * 2 * 3
+    assert n["oracle_errors"] == per_block * 2 * 2        # queries on h_0 and h_1
+    assert n["evaluate_hypotheses"] == per_block * 2
+    covered = sorted(
+        seed
+        for job in jobs if job["rule"] == "generate_data" and "/A/" in job["output"][0]
+        for seed in range(*(lambda lo, hi: (int(lo), int(hi) + 1))(*job["output"][0].split("/")[-2].split("-")))
+    )
+    assert covered == list(range(100))
+    eps_dirs = {part for job in jobs for f in job["output"] for part in f.split("/") if part.startswith("eps")}
+    assert eps_dirs == {"eps1", "epsinf"}
+
+
+def test_config_errors_name_the_key():
+    result = snakemake("--dry-run", "--config", "runs=0", check=False)
+    assert result.returncode != 0 and "instance['runs']" in result.stdout + result.stderr
+    result = snakemake("--dry-run", "--config", "datasets=[A,Z]", check=False)
+    message = result.stdout + result.stderr
+    assert result.returncode != 0 and "datasets lists 'Z'" in message and "benchmarks" in message
+
+
+def test_conda_env_pins_the_lock_versions():
+    lock = dict(line.split("==") for line in (ROOT / "requirements.lock").read_text().split() if "==" in line)
+    env = yaml.safe_load((ROOT / "envs/expril.yaml").read_text())
+    pins = next(d["pip"] for d in env["dependencies"] if isinstance(d, dict))
+    for pin in pins:
+        name, version = pin.split("==")
+        assert lock[name] == version, pin
+
+
+@pytest.fixture(scope="session")
+def smoke(tmp_path_factory):
+    """The smoke configuration run once, into a temporary results folder."""
+    results = tmp_path_factory.mktemp("smoke")
+    snakemake("--cores", "2", "--configfile", "tests/smoke.yaml", "--config", f"results={results}")
+    return results
+
+
+def test_smoke_writes_every_output(smoke):
+    for name in ["table2.csv", "table2.md", "table1.csv", "accuracies.csv", "figure1.pdf", "figure1.png"]:
+        assert (smoke / name).stat().st_size > 0, name
+    table1 = pd.read_csv(smoke / "table1.csv")
+    assert list(table1["dataset"]) == DATASETS
+    assert list(table1["queries"]) == [2, 2, 3, 3, 3, 2, 3]
+    long = pd.read_csv(smoke / "accuracies.csv")
+    expril = long[long["method"] == "expril"]
+    assert len(expril) == len(DATASETS) * 2 * 2 * 2 * 3    # datasets x seeds x eps x variants x t
+    assert long["accuracy"].between(0, 1).all()
+    md = (smoke / "table2.md").read_text()
+    assert all(f"| {d} |" in md for d in DATASETS)
+
+
+def test_smoke_reference_beats_majority_class(smoke):
+    t2 = pd.read_csv(smoke / "table2.csv").pivot(index="dataset", columns="method", values="mean")
+    assert set(t2.columns) >= {"h_star", "C", "I", "1DP-C", "1DP-I", "h0_star", "ratio"}
+    assert (t2.loc[DATASETS, "h_star"] > t2.loc[DATASETS, "h0_star"]).all()
+
+
+def test_smoke_rerun_plans_nothing(smoke):
+    out = snakemake("--dry-run", "--configfile", "tests/smoke.yaml", "--config", f"results={smoke}").stdout
+    assert "Nothing to be done" in out

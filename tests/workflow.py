@@ -1,0 +1,51 @@
+"""Running the Snakemake workflow from tests: dry-run job plans and real runs."""
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SNAKEMAKE = [sys.executable, "-m", "snakemake"]
+
+
+def snakemake(*args, check=True):
+    """Run Snakemake in the repository; return the completed process (output captured)."""
+    result = subprocess.run([*SNAKEMAKE, *args], cwd=ROOT, capture_output=True, text=True)
+    if check and result.returncode != 0:
+        raise AssertionError(f"snakemake {' '.join(args)} failed:\n{(result.stdout + result.stderr)[-4000:]}")
+    return result
+
+
+def plan(*args):
+    """Every job Snakemake would run (forced), as dicts with rule, input and output lists."""
+    out = snakemake("--dry-run", "--forceall", *args).stdout
+    jobs, job = [], None
+    for line in out.splitlines():
+        if m := re.match(r"(?:local)?rule (\w+):$", line):
+            job = {"rule": m.group(1), "input": [], "output": []}
+            jobs.append(job)
+        elif job and (m := re.match(r"    (input|output): (.*)$", line)):
+            job[m.group(1)] = m.group(2).split(", ")
+    return jobs
+
+
+def counts(jobs):
+    out = {}
+    for job in jobs:
+        out[job["rule"]] = out.get(job["rule"], 0) + 1
+    return out
+
+
+# Who may read the curator's files: rule-name prefixes per file-name part.
+READERS = {"target_val": ("oracle_", "reference_"), "target_test": ("evaluate_", "reference_")}
+
+
+def boundary_violations(jobs):
+    """Jobs whose inputs cross the privacy boundary: (rule, file) pairs."""
+    return [
+        (job["rule"], f)
+        for job in jobs
+        for f in job["input"]
+        for part, allowed in READERS.items()
+        if part in f and not job["rule"].startswith(allowed)
+    ]
