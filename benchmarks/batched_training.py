@@ -1,8 +1,8 @@
 """Time training 8 networks one at a time (B = 1, 8 calls) against one batched call (B = 8).
 
 Run from the repository root: .venv/bin/python -m benchmarks.batched_training
-Times are the best of `REPEATS` runs, after one untimed warm-up call (torch's first call pays
-a one-off set-up cost).
+Times are the best of `REPEATS` runs (other jobs on the machine only ever slow a run down),
+after one untimed warm-up call per architecture.
 """
 import time
 
@@ -10,7 +10,7 @@ import numpy as np
 
 from expril.training import train_mlps
 
-NETWORKS, EPOCHS, BATCH, REPEATS = 8, 5, 64, 2
+NETWORKS, EPOCHS, BATCH, REPEATS = 8, 5, 64, 3
 CASES = [([16, 256, 256, 16], 2500, 4), ([32, 32], 5000, 25)]
 
 

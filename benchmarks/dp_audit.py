@@ -1,13 +1,13 @@
 """Audit the oracle's mechanisms empirically and write docs/privacy_audit.md.
 
-Run from the repository root: .venv/bin/python -m benchmarks.dp_audit  (about 2-3 minutes)
+Run from the repository root: .venv/bin/python -m benchmarks.dp_audit  (about 2 minutes)
 """
 import time
 from pathlib import Path
 
 from expril.audit import MECHANISMS, audit_table
 
-SAMPLES = 2_000_000   # per data set: 1M select the event, 1M bound it
+SAMPLES = 1_500_000   # per data set: half selects the event, half bounds it
 BIN_SIZES, SCALES = (1, 2, 3, 5, 10, 50), (1, 2, 5)
 OUTPUT = Path("docs/privacy_audit.md")
 
@@ -35,11 +35,12 @@ cases, each in both orders (D vs D' and D' vs D): the removed record is the bin'
 Each data set is sampled n times. On the first half, candidate events S are scored: for a 1-D
 output every interval between ~100 quantile cut points of the pooled samples, with half-lines
 and the clip points' atoms {{rate == 0}} and {{rate == 1}} among them; for the pair every
-orthant {{N~ >< a and E~ >< b}} (single-value thresholds included) on ~40 cuts per value. The
-ordered pair and the event with the best bound (valid for all candidates at once) are kept. On
-the second, independent half, Clopper-Pearson gives a lower bound on P[M(D) in S] and an upper
-bound on P[M(D') in S], each at 97.5 %, so eps lower = ln(p_lower / q_upper) holds at 95 %.
-An eps lower above the claim refutes the claim.
+orthant ({{N~ < a}} or {{N~ >= a}}) and ({{E~ < b}} or {{E~ >= b}}) on ~40 cuts per value, an
+infinite a or b giving the single-value thresholds. The ordered pair and the event with the
+best bound (valid for all candidates at once) are kept. On the second, independent half,
+Clopper-Pearson gives a lower bound on P[M(D) in S] and an upper bound on P[M(D') in S], each
+at 97.5 %, so eps lower = ln(p_lower / q_upper) holds at 95 %. An eps lower above the claim
+refutes the claim; one below it is only consistent with it.
 
 "Exact eps" is the true loss on these neighbours. For the count mechanisms it is the claim. For
 Eq. 7 the output divides by the true count, which differs between D and D' (N vs N - 1): the
@@ -49,9 +50,11 @@ error is removed. Its supremum, at c = U/N with U = N - 1 (or U = 1), is
 
     exact eps = max(1/lambda, ln(N / (N - 1)) + (N - 1) / (N lambda)),   N >= 2,
 
-and 1/lambda for N = 1 (D' has an empty bin, divided by 1). The Lemma's proof (Eq. 10-12)
-drops this factor. Clipping makes the atoms at 0 and 1 cost exactly 1/lambda (Eq. 13), but it
-cannot hide the interior.
+and 1/lambda for N = 1 (D' has an empty bin, divided by 1). The Lemma's proof (Eq. 11-12)
+compares the Laplace densities of the numerators, but the output is their ratio to N, whose
+density carries the change-of-variable factor N; it differs between D and D' and leaves
+N/(N-1) in the ratio. Clipping makes the atoms at 0 and 1 cost exactly 1/lambda (Eq. 13), but
+it cannot hide the interior.
 
 ## Results
 

@@ -29,7 +29,7 @@ MECHANISMS = {
 CLIP_POINTS = (0.0, 1.0)
 # Cut points just above the clip points: the cell [a, _ABOVE[a]) holds exactly the atom a.
 _ABOVE = {a: np.nextafter(a, np.inf) for a in CLIP_POINTS}
-_BELOW = {cut: a for a, cut in _ABOVE.items()}
+_ATOM_BELOW = {cut: a for a, cut in _ABOVE.items()}
 # Quantile cuts per output value, for 1-D outputs (intervals: ~r^2 / 2 candidate events) and 2-D
 # ones (orthants: ~4 r^2), keeping each audit's search to about a second.
 RESOLUTION = {1: 100, 2: 40}
@@ -169,9 +169,9 @@ def _describe(event, names):
             parts.append(f"{name} == {lo:g}")
             continue
         left = ("" if lo == -np.inf else
-                f"{_BELOW[lo]:g} < " if lo in _BELOW else f"{lo:.4g} <= ")
+                f"{_ATOM_BELOW[lo]:g} < " if lo in _ATOM_BELOW else f"{lo:.4g} <= ")
         right = ("" if hi == np.inf else
-                 f" <= {_BELOW[hi]:g}" if hi in _BELOW else f" < {hi:.4g}")
+                 f" <= {_ATOM_BELOW[hi]:g}" if hi in _ATOM_BELOW else f" < {hi:.4g}")
         if left or right:
             parts.append(left + name + right)
     return " and ".join(parts) or "always"
@@ -204,7 +204,7 @@ def audit(mechanism, scale, bin_size, n_samples, seed, confidence=0.95):
         # raw ratio (or a per-event bound) favours rare events whose ratio was lucky on this half.
         scores = _log_ratio_bound(count_p, count_q, half, alpha / len(count_p))[0]
         index = int(np.argmax(scores))
-        if scores[index] > best_score:
+        if best is None or scores[index] > best_score:
             chosen = np.unravel_index(index, [len(b) for b, _ in sets])
             best_score, best = scores[index], (d, d_prime, [b[i] for (b, _), i in zip(sets, chosen)])
 
@@ -216,8 +216,8 @@ def audit(mechanism, scale, bin_size, n_samples, seed, confidence=0.95):
             "claimed_eps": claimed_epsilon(mechanism, scale),
             "exact_eps": exact_epsilon(mechanism, scale, bin_size),
             "eps_lower": float(eps_lower), "neighbours": f"{d} vs {d_prime}",
-            "event": _describe(event, names), "p": count_p / len(test_p),
-            "q": count_q / len(test_q), "p_lower": float(p_lower), "q_upper": float(q_upper)}
+            "event": _describe(event, names), "p": float(count_p / len(test_p)),
+            "q": float(count_q / len(test_q)), "p_lower": float(p_lower), "q_upper": float(q_upper)}
 
 
 def audit_table(mechanisms=tuple(MECHANISMS), bin_sizes=(1, 2, 3, 5, 10, 50), scales=(1, 2, 5),

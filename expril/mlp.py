@@ -22,7 +22,7 @@ def n_models(model):
     return model["W0"].shape[0]
 
 
-def n_layers(model):
+def _n_layers(model):
     return sum(1 for key in model if key.startswith("W"))
 
 
@@ -47,7 +47,7 @@ def logits(model, x):
     """Float32 logits (B, n) of a network model on x (B, n, d)."""
     _check_input(model, x)
     h = standardise(x, model["mean"], model["std"])
-    last = n_layers(model) - 1
+    last = _n_layers(model) - 1
     for layer in range(last):
         h = np.maximum(h @ model[f"W{layer}"] + model[f"b{layer}"][:, None, :], 0)
     return (h @ model[f"W{last}"] + model[f"b{last}"][:, None, :])[..., 0]

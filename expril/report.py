@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from expril import io, settings  # noqa: E402
+from expril import fidelity, io, settings  # noqa: E402
 
 
 LONG_COLUMNS = ["dataset", "seed", "method", "eps", "variant", "t", "accuracy"]
@@ -186,8 +186,9 @@ def figure1(long, iterations, path_pdf, path_png, datasets=None):
     plt.close(fig)
 
 
-def write_all(accuracy, reference, config, out):
-    """Write the long table, Table 2 (CSV and Markdown), Table 1 and Figure 1 to `out`'s paths."""
+def write_all(accuracy, reference, config, out, paper_table2=None):
+    """Write the long table, Table 2 (CSV and Markdown), Table 1 and Figure 1 to `out`'s paths;
+    given the paper's Table 2, also the comparison with the paper (fidelity.write)."""
     long = long_table(accuracy, reference)
     io.save_csv(out["accuracies"], long)
     t2 = table2(long, config["datasets"], config["iterations"])
@@ -196,3 +197,5 @@ def write_all(accuracy, reference, config, out):
     io.save_csv(out["table1"], table1(config))
     figure1(long, config["iterations"], out["figure_pdf"], out["figure_png"],
             datasets=config["datasets"])
+    if paper_table2 is not None:
+        fidelity.write(long, t2, paper_table2, config, out)

@@ -1,7 +1,7 @@
 """Training a seed block of small MLPs as one batched model (the only module importing torch).
 
-The B networks of a block share no parameter: each layer's weights are stacked (B, in, out)
-and every step is a batched matmul, so one Python process trains the whole block at once.
+The B networks of a block share no parameter: each layer's weights are stacked over the
+networks and every step is a batched matmul, so one Python process trains the whole block.
 """
 import math
 import time
@@ -12,10 +12,10 @@ import torch.nn.functional as F
 
 from expril import mlp
 
-# Mini-batches and each network's parameters are padded to a multiple of this many floats, so each
-# network's values fill whole SIMD chunks (2 AVX-512 vectors of float32): CPU kernels finish a
-# tensor's odd tail with scalar code that rounds differently (sigmoid, fused Adam), and which
-# network would land in that tail would otherwise depend on the block size.
+# Each network's share of a tensor (its mini-batch slots, its part of each parameter) is padded
+# to a multiple of this many floats (2 AVX-512 vectors of float32), so it fills whole SIMD
+# chunks: CPU kernels finish a tensor's odd tail with scalar code that rounds differently
+# (sigmoid, fused Adam), and which network landed in that tail would depend on the block size.
 ALIGN = 32
 
 

@@ -34,6 +34,12 @@ wildcard_constraints:
     t=r"\d+",
 
 
+# Too small for a cluster job of their own: run by the Snakemake process that submits the rest.
+localrules:
+    init_hypothesis,
+    aggregate_results,
+
+
 def spec(wildcards):
     return config["benchmarks"][wildcards.dataset]
 
@@ -123,4 +129,7 @@ def final_outputs():
         f"{R}/accuracies.csv",
         f"{R}/figure1.pdf",
         f"{R}/figure1.png",
+        f"{R}/fidelity.md",
+        f"{R}/fidelity.csv",
+        f"{R}/fidelity_claims.csv",
     ]

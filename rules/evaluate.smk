@@ -37,6 +37,8 @@ rule reference_models:
         training=config["training"],
         device=config["device"],
     threads: 1
+    resources:
+        gpu=1 if config["device"] == "cuda" else 0,
     log:
         f"{R}/logs/reference_models/{{dataset}}/{{seeds}}.log",
     benchmark:

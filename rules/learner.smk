@@ -98,6 +98,8 @@ rule train_hypothesis:
         init_key=lambda wc: ["learner", wc.dataset, wc.eps, wc.variant, int(wc.t)],
         device=config["device"],
     threads: 1
+    resources:
+        gpu=1 if config["device"] == "cuda" else 0,
     log:
         f"{R}/logs/train_hypothesis/{{dataset}}/{{seeds}}/eps{{eps}}/{{variant}}/t{{t}}.log",
     benchmark:

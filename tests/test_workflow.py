@@ -60,7 +60,8 @@ def smoke(tmp_path_factory):
 
 
 def test_smoke_writes_every_output(smoke):
-    for name in ["table2.csv", "table2.md", "table1.csv", "accuracies.csv", "figure1.pdf", "figure1.png"]:
+    for name in ["table2.csv", "table2.md", "table1.csv", "accuracies.csv", "figure1.pdf", "figure1.png",
+                 "fidelity.md", "fidelity.csv", "fidelity_claims.csv"]:
         assert (smoke / name).stat().st_size > 0, name
     table1 = pd.read_csv(smoke / "table1.csv")
     assert list(table1["dataset"]) == DATASETS
