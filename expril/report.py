@@ -186,14 +186,33 @@ def figure1(long, iterations, path_pdf, path_png, datasets=None):
     plt.close(fig)
 
 
-def write_all(accuracy, reference, config, out, paper_table2=None):
-    """Write the long table, Table 2 (CSV and Markdown), Table 1 and Figure 1 to `out`'s paths;
-    given the paper's Table 2, also the comparison with the paper (fidelity.write)."""
+def privacy_spent(ledger):
+    """Per dataset and budget: queries answered and eps spent by each run (the largest over runs,
+    which all follow the same plan)."""
+    per_run = ledger.groupby(["dataset", "eps_budget", "mechanism", "seed"]).agg(
+        queries=("query", "size"), eps_spent=("eps_spent", "sum"))
+    return per_run.groupby(level=[0, 1, 2]).max().reset_index()
+
+
+def privacy_markdown(spent):
+    lines = ["", "Privacy spent per run (from the oracle's ledgers, `privacy_ledger.csv`):", "",
+             "| Dataset | mechanism | ε budget | queries | ε spent |", "|---|---|---|---|---|"]
+    for row in spent.itertuples():
+        lines.append(f"| {row.dataset} | {row.mechanism} | {settings.format_eps(row.eps_budget)} | "
+                     f"{row.queries} | {row.eps_spent:.6g} |")
+    return "\n".join(lines) + "\n"
+
+
+def write_all(accuracy, reference, ledger, config, out, paper_table2=None):
+    """Write the long table, Table 2 (CSV and Markdown, with the privacy spent per run), the
+    privacy ledger, Table 1 and Figure 1 to `out`'s paths; given the paper's Table 2, also the
+    comparison with the paper (fidelity.write)."""
     long = long_table(accuracy, reference)
     io.save_csv(out["accuracies"], long)
     t2 = table2(long, config["datasets"], config["iterations"])
     io.save_csv(out["table2_csv"], t2)
-    io.save_text(out["table2_md"], table2_markdown(t2))
+    io.save_csv(out["privacy_ledger"], ledger)
+    io.save_text(out["table2_md"], table2_markdown(t2) + privacy_markdown(privacy_spent(ledger)))
     io.save_csv(out["table1"], table1(config))
     figure1(long, config["iterations"], out["figure_pdf"], out["figure_png"],
             datasets=config["datasets"])

@@ -121,12 +121,27 @@ def equation_blocks(wildcards):
     return [t - 1] if wildcards.variant == "I" else list(range(t))
 
 
+def run_ledgers():
+    """The ledger of every run's last query (it holds the run's earlier queries too)."""
+    last = T - 1
+    return sorted(
+        {
+            f"{R}/oracle/{d}/{b}/eps{e}/{variant_dir(v, last)}/errors_t{last}.ledger.csv"
+            for d in config["datasets"]
+            for b in BLOCKS
+            for e in EPSILONS
+            for v in config["variants"]
+        }
+    )
+
+
 def final_outputs():
     return [
         f"{R}/table2.csv",
         f"{R}/table2.md",
         f"{R}/table1.csv",
         f"{R}/accuracies.csv",
+        f"{R}/privacy_ledger.csv",
         f"{R}/figure1.pdf",
         f"{R}/figure1.png",
         f"{R}/fidelity.md",

@@ -163,9 +163,13 @@ def test_markdown_and_write_all(tmp_path):
                   "CTG-A": {"generator": "ctg", "shift": False, "n_source": 100,
                             "n_target": 100, "importance_sampling": False, "hidden": [8]}}}
     names = ["accuracies.csv", "table2_csv.csv", "table2_md.md", "table1.csv", "figure_pdf.pdf",
-             "figure_png.png", "fidelity_md.md", "fidelity_csv.csv", "fidelity_claims.csv"]
+             "figure_png.png", "fidelity_md.md", "fidelity_csv.csv", "fidelity_claims.csv",
+             "privacy_ledger.csv"]
     out = {name.split(".")[0]: tmp_path / name for name in names}
-    report.write_all(acc, ref, config, out, pd.read_csv(PAPER / "table2.csv"))
+    book = pd.DataFrame([{"dataset": "A", "seed": 0, "eps_budget": 1.0, "query": "errors_t0",
+                          "rule": "oracle_errors", "mechanism": "paper", "sensitivity": 2,
+                          "scale": 2.0, "eps_spent": 1.0}])
+    report.write_all(acc, ref, book, config, out, pd.read_csv(PAPER / "table2.csv"))
     md = out["fidelity_md"].read_text()
     assert "| Dataset | Method | Paper | Ours (runs) | Ours - paper | Within paper std |" in md
     assert "| A | C | 76.8 ± 4.6 | 80.2 ± 0.2 (3) | 3.4 | yes |" in md

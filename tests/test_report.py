@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from expril import io, report
+from expril import ledger, io, report
 
 INF = math.inf
 T = 2
@@ -162,8 +162,15 @@ def test_write_all(tmp_path):
     out = {key: tmp_path / name for key, name in [
         ("accuracies", "accuracies.csv"), ("table2_csv", "table2.csv"),
         ("table2_md", "table2.md"), ("table1", "table1.csv"),
-        ("figure_pdf", "figure1.pdf"), ("figure_png", "figure1.png")]}
-    report.write_all(acc, ref, config, out)
+        ("figure_pdf", "figure1.pdf"), ("figure_png", "figure1.png"),
+        ("privacy_ledger", "privacy_ledger.csv")]}
+    privacy = {"eps": 1.0, "mechanism": "paper", "planned_queries": 2, "sensitivity": 2, "scale": 4.0}
+    book = None
+    for query in ["errors_t0", "errors_t1"]:
+        book = ledger.record(tmp_path / "chain.csv", book, "A", [0, 1], query, "oracle_errors", privacy)
+    report.write_all(acc, ref, book, config, out)
     assert all(path.stat().st_size > 0 for path in out.values())
     assert len(pd.read_csv(out["accuracies"])) == len(long)
-    assert "85.0 ± 7.1" in out["table2_md"].read_text()
+    assert len(pd.read_csv(out["privacy_ledger"])) == 4
+    md = out["table2_md"].read_text()
+    assert "85.0 ± 7.1" in md and "| A | paper | 1 | 2 | 1 |" in md
