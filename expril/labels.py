@@ -16,14 +16,14 @@ def equation_block(ids, n_bins, weights, predictions, error_rates):
     return signs, rhs
 
 
-def estimate_labels(ids, n_bins, weights, blocks, ridge, steps):
+def estimate_labels(ids, n_bins, weights, blocks, ridge, steps, tol):
     """Relaxed labels y in [0,1]^n solving the stacked system of `blocks` [(h_l, q_l), ...]
     in the least-squares sense (C-ExPriL passes every block, I-ExPriL the latest).
 
     The system has far fewer equations than unknowns. The solve starts at y = 0.5 (no opinion)
     and adds mu/2 ||y - 0.5||^2 with mu = ridge x (curvature of the data term): among labels that
     fit the marginals equally well it returns the least committed ones, which makes the answer
-    unique.
+    unique. Returns the labels and the number of solver steps.
     """
     n = ids.shape[0]
     system = [equation_block(ids, n_bins, weights, h, q) for h, q in blocks]
@@ -37,7 +37,7 @@ def estimate_labels(ids, n_bins, weights, blocks, ridge, steps):
             total += weights * signs * residual[ids].sum(axis=1) / n
         return total
 
-    return fista_box(gradient, np.full(n, 0.5), lipschitz + mu, steps, lower=0.0, upper=1.0)
+    return fista_box(gradient, np.full(n, 0.5), lipschitz + mu, steps, tol, lower=0.0, upper=1.0)
 
 
 def threshold(relaxed):

@@ -1,23 +1,30 @@
 """Projected accelerated gradient (FISTA) for the box-constrained least-squares problems of
-ExPriL (Pb. 1 on w >= 0, Pb. 2 on y in [0,1]^n). A fixed number of steps keeps results
-deterministic and independent of tolerances."""
+ExPriL (Pb. 1 on w >= 0, Pb. 2 on y in [0,1]^n). It stops when no coordinate moves by more
+than `tol` in a step, or after `steps` steps: deterministic for the same inputs."""
 import numpy as np
 
 
-def fista_box(gradient, start, lipschitz, steps, lower=0.0, upper=None):
+def fista_box(gradient, start, lipschitz, steps, tol, lower=0.0, upper=None):
     """Minimise a smooth convex function over the box [lower, upper]^n from `start`.
 
     `gradient(x)` is its gradient and `lipschitz` an upper bound on the gradient's Lipschitz
-    constant (step 1/lipschitz).
+    constant (step 1/lipschitz). Returns the solution and the number of steps taken.
     """
     x = np.clip(start, lower, upper)
     z, momentum = x.copy(), 1.0
-    for _ in range(steps):
+    for step in range(1, steps + 1):
         x_next = np.clip(z - gradient(z) / lipschitz, lower, upper)
+        if np.dot(z - x_next, x_next - x) > 0:
+            # Momentum points uphill: restart it (O'Donoghue & Candes 2015), which makes the
+            # method converge linearly on these strongly convex problems.
+            momentum = 1.0
         momentum_next = (1 + np.sqrt(1 + 4 * momentum**2)) / 2
         z = x_next + (momentum - 1) / momentum_next * (x_next - x)
+        moved = np.abs(x_next - x).max()
         x, momentum = x_next, momentum_next
-    return x
+        if moved < tol:
+            break
+    return x, step
 
 
 def curvature_bound(ids, column_scale, blocks=1):

@@ -111,7 +111,7 @@ def make_bins(source_path, out_path, q):
     save_npz(out_path, seeds=source["seeds"], **binning.pack([binning.make_bins(x, q) for x in source["x"]]))
 
 
-def reweight_source(source_path, weights_path, bins_out, q, ridge, steps, mechanism, bins_path=None,
+def reweight_source(source_path, weights_path, bins_out, q, solver, mechanism, bins_path=None,
                     marginals_path=None):
     """Pb. 1 when the target marginals were queried for the IS step, else uniform weights; then the
     error-query bins: `paper`, quantiles of the weighted source, so each holds about n'/q target
@@ -127,10 +127,10 @@ def reweight_source(source_path, weights_path, bins_out, q, ridge, steps, mechan
             ids = binning.bin_ids(edges[b], x[b])
             released = _answers(marginals, b)
             p = released if mechanism == "paper" else oracle.marginals_from_counts(released, counts)
-            weights[b] = reweight.importance_weights(ids, counts.sum(), p, ridge, steps)
-            log.info("seed %d: weights min %.3g max %.3g, effective sample size %.0f of %d", seeds[b],
-                     weights[b].min(), weights[b].max(), weights[b].sum() ** 2 / (weights[b] ** 2).sum(),
-                     len(weights[b]))
+            weights[b], taken = reweight.importance_weights(ids, counts.sum(), p, **solver)
+            log.info("seed %d: %d solver steps, weights min %.3g max %.3g, effective sample size %.0f of %d",
+                     seeds[b], taken, weights[b].min(), weights[b].max(),
+                     weights[b].sum() ** 2 / (weights[b] ** 2).sum(), len(weights[b]))
     save_npz(weights_path, weights=weights, seeds=seeds)
     if mechanism == "paper":
         edges = [binning.make_bins(x[b], q, weights[b]) for b in range(len(seeds))]
@@ -142,7 +142,7 @@ def init_hypothesis(out_path, seeds):
     save_npz(out_path, seeds=np.array(seeds), **mlp.constant_model(1, len(seeds)))
 
 
-def estimate_labels(source_path, weights_path, bins_path, model_paths, answer_paths, out_path, ridge, steps,
+def estimate_labels(source_path, weights_path, bins_path, model_paths, answer_paths, out_path, solver,
                     counts_path=None):
     """Pb. 2 from the submitted hypotheses and their error marginals (one block of equations each).
     With released counts (`counts` mechanism) the answers are error counts, turned into rates."""
@@ -160,16 +160,17 @@ def estimate_labels(source_path, weights_path, bins_path, model_paths, answer_pa
         rates = [_answers(a, b) if counts is None else oracle.rates_from_counts(_answers(a, b), _answers(counts, b))
                  for a in answers]
         blocks = [(h[b].astype(float), r) for h, r in zip(predictions, rates)]
-        relaxed[b] = labels.estimate_labels(ids, n_bins, weights[b], blocks, ridge, steps)
-        log.info("seed %d: %d blocks, estimated positive rate %.3f", seeds[b], len(blocks),
-                 labels.threshold(relaxed[b]).mean())
+        relaxed[b], taken = labels.estimate_labels(ids, n_bins, weights[b], blocks, **solver)
+        log.info("seed %d: %d blocks, %d solver steps, estimated positive rate %.3f", seeds[b], len(blocks),
+                 taken, labels.threshold(relaxed[b]).mean())
     save_npz(out_path, relaxed=relaxed, seeds=seeds)
 
 
 def _train(x, y, w, hidden, training, init_seeds, device, threads):
     from .training import train_mlps   # torch is imported only by the steps that train
-    return train_mlps(x, y, w, hidden, init_seeds, training["epochs"], training["batch_size"],
-                      training["lr"], device=device, threads=threads, log=log.info)
+    return train_mlps(x, y, w, hidden, init_seeds, training["epochs"], training["batch_size"], training["lr"],
+                      holdout=training["holdout"], patience=training["patience"], device=device,
+                      threads=threads, log=log.info)
 
 
 def train_hypothesis(source_path, weights_path, labels_path, out_path, hidden, training, init_key,

@@ -19,19 +19,24 @@ from expril import mlp
 ALIGN = 32
 
 
-def train_mlps(x, y, w, hidden, init_seeds, epochs, batch_size, lr, device="cpu", threads=1,
-               log=None):
+def train_mlps(x, y, w, hidden, init_seeds, epochs, batch_size, lr, holdout=0.0, patience=0,
+               device="cpu", threads=1, log=None):
     """Train B binary classifiers, network b on (x[b], y[b]) with sample weights w[b].
 
     x (B, n, d) float, y (B, n) in {0, 1}, w (B, n) non-negative, hidden: hidden widths,
-    init_seeds: B ints. Network b draws its initial weights and then, from the same generator,
-    its epoch orders: torch.Generator().manual_seed(init_seeds[b]) on CPU, so neither depends on
+    init_seeds: B ints. Network b draws its initial weights, then its held-out samples, then its
+    epoch orders from torch.Generator().manual_seed(init_seeds[b]) on CPU, so none depends on
     the device. Returns a model dict (see expril.mlp).
+
+    With patience > 0, a `holdout` share of each network's samples is set aside: after every
+    epoch its weighted loss there is measured, the network keeps the parameters of its best
+    epoch and stops once `patience` epochs pass without improvement (`epochs` is the maximum).
+    Stopped networks leave the batch, so the block costs what its networks need.
 
     A network's result is bitwise the same whatever networks share its block and whatever
     `threads` is (tested on CPU with MKL, hidden widths multiples of 16: MKL's matmul rounds
     according to memory alignment, which other widths make differ from network to network).
-    `log(str)` gets progress every 10 % of epochs.
+    `log(str)` gets progress every 10 % of epochs and when the last network stops.
     """
     torch.set_num_threads(threads)
     dev = resolve_device(device)
@@ -39,21 +44,71 @@ def train_mlps(x, y, w, hidden, init_seeds, epochs, batch_size, lr, device="cpu"
     mean, std = mlp.fit_standardisation(x)
     generators = [torch.Generator().manual_seed(int(s)) for s in init_seeds]
     shapes = _param_shapes([x.shape[2], *hidden, 1])
-    params = [p.to(dev).requires_grad_() for p in _init_params(generators, shapes)]
-    inputs = torch.from_numpy(mlp.standardise(x, mean, std)).to(dev)
-    labels = torch.from_numpy(y.astype(np.float32)).to(dev)
-    weights = torch.from_numpy(w).to(dev)
-    adam_step = _adam(params, lr)
+    params = [p.to(dev) for p in _init_params(generators, shapes)]
+    fit, held = _split(generators, x.shape[1], holdout if patience else 0.0)
+    data = _to_device(mlp.standardise(x, mean, std), y, w, dev)
+    train = [_rows_at(a, fit) for a in data]
+    check = [_rows_at(a, held) for a in data]
+    best = [p.clone() for p in params]
+    best_loss = torch.full((len(generators),), math.inf, device=dev)
+    waited = torch.zeros(len(generators), dtype=torch.long, device=dev)
+    active = torch.arange(len(generators), device=dev)
+    optimizer = _Adam(params, lr)
     start = time.perf_counter()
     for epoch in range(epochs):
-        loss = _epoch(params, shapes, adam_step, inputs, labels, weights, generators, batch_size)
-        if log and (epoch + 1) * 10 // epochs > epoch * 10 // epochs:  # every 10 % of epochs
-            log(f"epoch {epoch + 1}/{epochs}: mean loss {loss:.4f}, "
-                f"{time.perf_counter() - start:.1f} s")
+        loss = _epoch(optimizer, shapes, *train, [generators[i] for i in active.tolist()], batch_size)
+        if patience:
+            current = _held_out_loss(optimizer.params, shapes, *check)
+            improved = current < best_loss[active]
+            best_loss[active] = torch.where(improved, current, best_loss[active])
+            for kept, now in zip(best, optimizer.params):
+                kept[active[improved]] = now.detach()[improved]
+            waited[active] = torch.where(improved, 0, waited[active] + 1)
+            going = waited[active] < patience
+            if not going.all():
+                active = active[going]
+                optimizer.keep(going)
+                train, check = ([a[going] for a in part] for part in (train, check))
+        # Every 10 % of epochs, and when the last network stops.
+        if log and ((epoch + 1) * 10 // epochs > epoch * 10 // epochs or not len(active)):
+            log(f"epoch {epoch + 1}/{epochs}: mean loss {loss:.4f}, {len(active)} of "
+                f"{len(generators)} networks training, {time.perf_counter() - start:.1f} s")
+        if not len(active):
+            break
+    final = best if patience else [p.detach() for p in optimizer.params]
     names = [f"{kind}{layer}" for layer in range(len(hidden) + 1) for kind in "Wb"]
-    layers = _views([p.detach().cpu() for p in params], shapes)
+    layers = _views([p.cpu() for p in final], shapes)
     return {**{name: p.contiguous().numpy() for name, p in zip(names, layers)},
             "mean": mean, "std": std}
+
+
+def _split(generators, n, holdout):
+    """Each network's fitting and held-out sample indices, (B, n - m) and (B, m)."""
+    m = round(n * holdout)
+    orders = torch.stack([torch.randperm(n, generator=g) for g in generators]) if m else \
+        torch.arange(n).expand(len(generators), n)
+    return orders[:, m:].sort(dim=1).values, orders[:, :m].sort(dim=1).values
+
+
+def _to_device(inputs, labels, weights, dev):
+    return (torch.from_numpy(inputs).to(dev), torch.from_numpy(labels.astype(np.float32)).to(dev),
+            torch.from_numpy(weights).to(dev))
+
+
+def _rows_at(array, index):
+    """array[b, index[b]] for every network b."""
+    index = index.to(array.device)
+    return torch.take_along_dim(array, index.view(*index.shape, *[1] * (array.dim() - 2)), dim=1)
+
+
+def _held_out_loss(params, shapes, inputs, labels, weights):
+    """Each network's weighted mean loss on its held-out samples, (B,), padded like a mini-batch."""
+    n = inputs.shape[1]
+    pad = -n % ALIGN
+    with torch.no_grad():
+        logits = forward(_views(params, shapes), F.pad(inputs, (0, 0, 0, pad)))
+        per_sample = F.binary_cross_entropy_with_logits(logits, F.pad(labels, (0, pad)), reduction="none")
+        return (F.pad(weights, (0, pad)) * per_sample).sum(dim=1) / n
 
 
 def resolve_device(device):
@@ -77,7 +132,7 @@ def forward(params, h):
     return (h * weight[:, None, :, 0]).sum(dim=2) + bias
 
 
-def _epoch(params, shapes, adam_step, inputs, labels, weights, generators, batch_size):
+def _epoch(optimizer, shapes, inputs, labels, weights, generators, batch_size):
     """One pass over each network's samples in its own random order; returns the mean loss."""
     n = inputs.shape[1]
     width = -(-batch_size // ALIGN) * ALIGN
@@ -92,31 +147,41 @@ def _epoch(params, shapes, adam_step, inputs, labels, weights, generators, batch
         xb = torch.take_along_dim(inputs, idx[..., None], dim=1)
         yb = torch.gather(labels, 1, idx)
         wb = torch.gather(weights, 1, idx) * (slots < count)
-        logits = forward(_views(params, shapes), xb)
+        logits = forward(_views(optimizer.params, shapes), xb)
         per_sample = F.binary_cross_entropy_with_logits(logits, yb, reduction="none")
         # Each network's loss is its own batch mean; summing them keeps the gradients apart.
         loss = ((wb * per_sample).sum(dim=1) / count).sum()
-        adam_step(torch.autograd.grad(loss, params))
+        optimizer.step(torch.autograd.grad(loss, optimizer.params))
         total += loss.detach() * count
     return total.item() / (n * len(generators))
 
 
-def _adam(params, lr, beta1=0.9, beta2=0.999, eps=1e-8):
-    """An Adam step function over `params`: torch.optim.Adam(fused=True)'s own kernel, one pass
+class _Adam:
+    """Adam over stacked parameters, using torch.optim.Adam(fused=True)'s own kernel: one pass
     over the parameters (5x faster than the default Adam), called directly because the first
     use of torch.optim imports torch._dynamo: 1.3-1.8 s per process, as long as importing torch.
+    Networks (rows) can leave: `keep` drops them from the parameters and the moments alike.
     """
-    exp_avgs = [torch.zeros_like(p) for p in params]
-    exp_avg_sqs = [torch.zeros_like(p) for p in params]
-    steps = [torch.zeros((), device=p.device) for p in params]
 
-    def update(grads):
-        torch._foreach_add_(steps, 1)
+    def __init__(self, params, lr, beta1=0.9, beta2=0.999, eps=1e-8):
+        self.params = [p.requires_grad_() for p in params]
+        self.exp_avgs = [torch.zeros_like(p) for p in params]
+        self.exp_avg_sqs = [torch.zeros_like(p) for p in params]
+        # One step count per tensor: every network in it has taken the same number of steps.
+        self.steps = [torch.zeros((), device=p.device) for p in params]
+        self.settings = dict(lr=lr, beta1=beta1, beta2=beta2, weight_decay=0.0, eps=eps,
+                             amsgrad=False, maximize=False)
+
+    def step(self, grads):
+        torch._foreach_add_(self.steps, 1)
         with torch.no_grad():
-            torch._fused_adam_(params, list(grads), exp_avgs, exp_avg_sqs, [], steps, lr=lr,
-                               beta1=beta1, beta2=beta2, weight_decay=0.0, eps=eps,
-                               amsgrad=False, maximize=False)
-    return update
+            torch._fused_adam_(self.params, list(grads), self.exp_avgs, self.exp_avg_sqs, [],
+                               self.steps, **self.settings)
+
+    def keep(self, rows):
+        self.params = [p.detach()[rows].requires_grad_() for p in self.params]
+        self.exp_avgs = [m[rows] for m in self.exp_avgs]
+        self.exp_avg_sqs = [v[rows] for v in self.exp_avg_sqs]
 
 
 def _param_shapes(sizes):

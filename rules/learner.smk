@@ -36,8 +36,7 @@ rule reweight_source:
         bins=f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/error_bins.npz",
     params:
         q=bins_per_feature,
-        ridge=config["reweight"]["ridge"],
-        steps=config["reweight"]["steps"],
+        solver=config["reweight"],
         mechanism=config["mechanism"],
     log:
         f"{R}/logs/reweight_source/{{dataset}}/{{seeds}}/eps{{eps}}.log",
@@ -73,8 +72,7 @@ rule estimate_labels:
     output:
         f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/{{variant}}/labels_t{{t}}.npz",
     params:
-        ridge=config["labels"]["ridge"],
-        steps=config["labels"]["steps"],
+        solver=config["labels"],
     log:
         f"{R}/logs/estimate_labels/{{dataset}}/{{seeds}}/eps{{eps}}/{{variant}}/t{{t}}.log",
     benchmark:

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from expril import io, mlp
-from expril.training import _adam, forward, train_mlps
+from expril.training import _Adam, forward, train_mlps
 
 DEEP, SHALLOW = [16, 256, 256, 16], [32, 32]
 
@@ -66,13 +66,13 @@ def test_adam_step_is_torch_fused_adam():
     g = torch.Generator().manual_seed(0)
     start = torch.randn(3, 64, generator=g)
     mine, ref = start.clone().requires_grad_(), start.clone().requires_grad_()
-    step, optimizer = _adam([mine], lr=0.01), torch.optim.Adam([ref], lr=0.01, fused=True)
+    mine_opt, optimizer = _Adam([mine], lr=0.01), torch.optim.Adam([ref], lr=0.01, fused=True)
     for _ in range(5):
         grad = torch.randn(3, 64, generator=g)
-        step([grad])
+        mine_opt.step([grad])
         ref.grad = grad
         optimizer.step()
-    assert torch.equal(mine, ref)
+    assert torch.equal(mine_opt.params[0], ref)
 
 
 def test_initialisation_is_nn_linear_default():
@@ -159,3 +159,36 @@ def test_select_save_load_and_shape_errors(tmp_path):
         mlp.predict(model, x[:2])
     with pytest.raises(ValueError, match="expects 4 features, x has 3"):
         mlp.predict(model, x[..., :3])
+
+
+EARLY = dict(epochs=60, batch_size=20, lr=1e-2, holdout=0.25, patience=3)
+
+
+def test_early_stopping_does_not_depend_on_the_block():
+    # Networks stop at different epochs and leave the batch; the others must not notice.
+    x, y, w = problem(5, 120, 3)
+    seeds = [3, 1, 4, 1, 5]
+    block = train(x, y, w, SHALLOW, seeds, **EARLY)
+    for b in (0, 2, 4):
+        alone = train(x[b:b + 1], y[b:b + 1], w[b:b + 1], SHALLOW, seeds[b:b + 1], **EARLY)
+        assert_same_network(block, b, alone, 0)
+
+
+def test_early_stopping_keeps_the_best_epoch_and_saves_work():
+    x, y, w = problem(3, 200, 3)
+    logs = []
+    stopped = train(x, y, w, SHALLOW, [1, 2, 3], log=logs.append, **EARLY)
+    assert any("0 of 3 networks training" in line for line in logs)   # all stopped before 60
+    # A run with patience beyond the 60 epochs trains them all and returns its best epoch. On
+    # this small noisy problem the held-out loss never improves again after the early stop, so
+    # both return the same epoch's parameters; returning the last epoch instead would differ.
+    longer = train(x, y, w, SHALLOW, [1, 2, 3], **(EARLY | {"patience": 1000}))
+    for key in stopped:
+        np.testing.assert_array_equal(stopped[key], longer[key], err_msg=key)
+
+
+def test_no_patience_trains_every_epoch_on_every_sample():
+    x, y, w = problem(2, 100, 3)
+    plain = train(x, y, w, SHALLOW, [1, 2], epochs=3)
+    ignored = train(x, y, w, SHALLOW, [1, 2], epochs=3, holdout=0.5, patience=0)
+    np.testing.assert_array_equal(plain["W0"], ignored["W0"])
