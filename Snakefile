@@ -8,6 +8,9 @@ min_version("9.0")
 configfile: "config.yaml"
 
 
+report: "report/workflow.rst"
+
+
 include: "rules/common.smk"
 include: "rules/data.smk"
 include: "rules/oracle.smk"

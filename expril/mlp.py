@@ -6,6 +6,8 @@ A model is a dict of numpy arrays holding B networks (one per run seed of a seed
   - the constant hypothesis: {"constant": int8 label, "n_models": B}.
 It is saved with `io.save_npz(path, **model)`.
 """
+import hashlib
+
 import numpy as np
 
 
@@ -86,3 +88,13 @@ def _check_input(model, x):
     _check_sets(model, x)
     if x.shape[2] != model["mean"].shape[1]:
         raise ValueError(f"model expects {model['mean'].shape[1]} features, x has {x.shape[2]}")
+
+
+def digest(model, index):
+    """A SHA-256 digest of network `index` alone (its parameters, or the constant)."""
+    one = select(model, [index])
+    h = hashlib.sha256()
+    for key in sorted(one):
+        if key != "n_models":
+            h.update(key.encode() + np.ascontiguousarray(one[key]).tobytes())
+    return h.hexdigest()

@@ -4,8 +4,10 @@ of a block, write the outputs. The Snakemake scripts only map rule inputs/params
 A block's arrays are stacked along a first axis of seeds; bins and oracle answers, whose length
 varies per seed (de-duplicated edges), are padded with NaN and carry their lengths.
 """
+import functools
 import logging
 import sys
+import time
 
 import numpy as np
 import pandas as pd
@@ -22,6 +24,18 @@ def setup_logging(path):
     sys.stderr = open(path, "w", buffering=1)
     logging.basicConfig(stream=sys.stderr, level=logging.INFO,
                         format="%(asctime)s %(levelname)s %(message)s", force=True)
+
+
+def timed(step):
+    """Log the step's own time (method and file I/O, without process start-up and imports):
+    benchmarks/pipeline.py compares it with the job's wall time."""
+    @functools.wraps(step)
+    def run(*args, **kwargs):
+        start = time.perf_counter()
+        result = step(*args, **kwargs)
+        log.info("step seconds: %.3f", time.perf_counter() - start)
+        return result
+    return run
 
 
 def _pad(rows):
@@ -50,6 +64,7 @@ def _load_block(path, keys, seeds=None):
 
 # --- world and curator -----------------------------------------------------------------------
 
+@timed
 def generate_data(source_path, target_path, name, spec, seeds, redraw, ctg_csv=None, ctg_sha256=None):
     ctg = datasets.load_ctg(ctg_csv, ctg_sha256) if spec["generator"] == "ctg" else None
     block = datasets.generate_block(name, spec, seeds, redraw, ctg)
@@ -59,6 +74,7 @@ def generate_data(source_path, target_path, name, spec, seeds, redraw, ctg_csv=N
              block["target_x"].shape)
 
 
+@timed
 def split_target(target_path, val_path, test_path, name, val_fraction):
     target = _load_block(target_path, ("x", "y"))
     parts = [datasets.split_target(x, y, val_fraction, name, int(s))
@@ -70,47 +86,56 @@ def split_target(target_path, val_path, test_path, name, val_fraction):
 
 # --- oracle (the only steps that read target_val) ---------------------------------------------
 
-def _answer_block(val, edges, name, query, answer):
-    """Answer one query for every seed of a block: answer(ids, n_bins, b, noise)."""
+def _answer_block(val, edges, name, queries, answer):
+    """Answer one query for every seed of a block: answer(ids, n_bins, b, noise); queries[b] names
+    seed b's query in its noise stream."""
     secret = oracle.secret()
     answers = []
     for b, seed in enumerate(val["seeds"]):
         n_bins = binning.bin_counts(edges[b]).sum()
         ids = binning.bin_ids(edges[b], val["x"][b])
-        answers.append(answer(ids, n_bins, b, oracle.noise_generator(secret, name, int(seed), query)))
+        answers.append(answer(ids, n_bins, b, oracle.noise_generator(secret, name, int(seed), queries[b])))
     return answers
 
 
+@timed
 def oracle_marginals(val_path, bins_path, out_path, ledger_path, name, privacy):
     """The target's bin marginals (`paper`) or noisy bin counts (`counts`): the first query."""
     val = _load_block(val_path, ("x",))
     ledger.record(ledger_path, None, name, val["seeds"], "marginals", "oracle_marginals", privacy)
     release = oracle.answer_marginals if privacy["mechanism"] == "paper" else oracle.answer_counts
-    answers = _answer_block(val, binning.unpack(load_npz(bins_path)), name, "marginals",
+    answers = _answer_block(val, binning.unpack(load_npz(bins_path)), name, ["marginals"] * len(val["seeds"]),
                             lambda ids, n_bins, b, noise: release(ids, n_bins, privacy["scale"], noise))
     _save_answers(out_path, answers, val["seeds"])
 
 
+@timed
 def oracle_errors(val_path, bins_path, model_path, out_path, ledger_path, name, query, privacy,
                   previous_ledger=None):
     """Score the learner's submitted models on the target validation split and release, per bin,
     the noisy error fraction (`paper`) or error count (`counts`)."""
     val = _load_block(val_path, ("x", "y"))
     ledger.record(ledger_path, ledger.load(previous_ledger), name, val["seeds"], query, "oracle_errors", privacy)
-    errors = mlp.predict(load_npz(model_path), val["x"]) != val["y"]
+    model = load_npz(model_path)
+    errors = mlp.predict(model, val["x"]) != val["y"]
     release = oracle.answer_errors if privacy["mechanism"] == "paper" else oracle.answer_error_counts
-    answers = _answer_block(val, binning.unpack(load_npz(bins_path)), name, query,
+    # The noise is keyed by the submitted network too: a changed learner submitting another model
+    # gets fresh noise, never the old draw, whose difference with the old answer would be exact.
+    queries = [f"{query}/{mlp.digest(model, b)}" for b in range(len(val["seeds"]))]
+    answers = _answer_block(val, binning.unpack(load_npz(bins_path)), name, queries,
                             lambda ids, n_bins, b, noise: release(ids, n_bins, errors[b], privacy["scale"], noise))
     _save_answers(out_path, answers, val["seeds"])
 
 
 # --- learner ----------------------------------------------------------------------------------
 
+@timed
 def make_bins(source_path, out_path, q):
     source = _load_block(source_path, ("x",))
     save_npz(out_path, seeds=source["seeds"], **binning.pack([binning.make_bins(x, q) for x in source["x"]]))
 
 
+@timed
 def reweight_source(source_path, weights_path, bins_out, q, solver, mechanism, bins_path=None,
                     marginals_path=None):
     """Pb. 1 when the target marginals were queried for the IS step, else uniform weights; then the
@@ -137,11 +162,13 @@ def reweight_source(source_path, weights_path, bins_out, q, solver, mechanism, b
     save_npz(bins_out, seeds=seeds, **binning.pack(edges))
 
 
+@timed
 def init_hypothesis(out_path, seeds):
     """h_0 = 1 everywhere (Algorithm 1)."""
     save_npz(out_path, seeds=np.array(seeds), **mlp.constant_model(1, len(seeds)))
 
 
+@timed
 def estimate_labels(source_path, weights_path, bins_path, model_paths, answer_paths, out_path, solver,
                     counts_path=None):
     """Pb. 2 from the submitted hypotheses and their error marginals (one block of equations each).
@@ -173,6 +200,7 @@ def _train(x, y, w, hidden, training, init_seeds, device, threads):
                       threads=threads, log=log.info)
 
 
+@timed
 def train_hypothesis(source_path, weights_path, labels_path, out_path, hidden, training, init_key,
                      device, threads):
     """h_t: the network trained on the source with the thresholded estimated labels, weighted by
@@ -192,6 +220,7 @@ def _accuracy(model, data):
     return (mlp.predict(model, data["x"]) == data["y"]).mean(axis=1)
 
 
+@timed
 def evaluate_hypotheses(test_path, models, out_path, name, eps):
     """Accuracy of every h_t on the target test split; `models` maps (variant, t) to a model file."""
     test = _load_block(test_path, ("x", "y"))
@@ -203,6 +232,7 @@ def evaluate_hypotheses(test_path, models, out_path, name, eps):
     save_csv(out_path, pd.DataFrame(rows))
 
 
+@timed
 def reference_models(val_path, test_path, out_csv, out_model, name, hidden, training, device, threads):
     """h*: the same architecture trained on the target validation split with its true labels;
     h0*: the validation split's majority class (a tie goes to 1), both scored on the test split."""

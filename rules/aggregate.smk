@@ -19,13 +19,13 @@ rule aggregate_results:
         paper_table2="data/paper/table2.csv",
     output:
         table2_csv=f"{R}/table2.csv",
-        table2_md=f"{R}/table2.md",
-        table1=f"{R}/table1.csv",
+        table2_md=report(f"{R}/table2.md", caption="../report/table2.rst", category="Results"),
+        table1=report(f"{R}/table1.csv", caption="../report/table1.rst", category="Settings"),
         accuracies=f"{R}/accuracies.csv",
         privacy_ledger=f"{R}/privacy_ledger.csv",
         figure_pdf=f"{R}/figure1.pdf",
-        figure_png=f"{R}/figure1.png",
-        fidelity_md=f"{R}/fidelity.md",
+        figure_png=report(f"{R}/figure1.png", caption="../report/figure1.rst", category="Results"),
+        fidelity_md=report(f"{R}/fidelity.md", caption="../report/fidelity.rst", category="Paper against reproduction"),
         fidelity_csv=f"{R}/fidelity.csv",
         fidelity_claims=f"{R}/fidelity_claims.csv",
     params:

@@ -16,7 +16,7 @@ for _name in config["datasets"]:
         )
 
 # Jobs import the method package from this repository, inside --sdm conda environments too.
-os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [workflow.basedir, os.environ.get("PYTHONPATH")]))
+os.environ.update(PYTHONPATH=os.pathsep.join(filter(None, [workflow.basedir, os.environ.get("PYTHONPATH")])))
 
 R = config["results"]
 EPSILONS = [settings.format_eps(e) for e in config["epsilons"]]
@@ -42,6 +42,11 @@ localrules:
 
 def spec(wildcards):
     return config["benchmarks"][wildcards.dataset]
+
+
+def generator_spec(wildcards):
+    """The benchmark entry without the learner's settings, so that changing them keeps the data."""
+    return {k: v for k, v in spec(wildcards).items() if k not in ("hidden", "importance_sampling")}
 
 
 def importance_sampling(dataset):
@@ -119,6 +124,24 @@ def equation_blocks(wildcards):
     """Iterations whose hypotheses enter the label estimate at t: all (C-ExPriL) or the latest (I)."""
     t = int(wildcards.t)
     return [t - 1] if wildcards.variant == "I" else list(range(t))
+
+
+def ctg_csv(wildcards):
+    return config["ctg"]["csv"] if spec(wildcards)["generator"] == "ctg" else []
+
+
+def reweight_inputs(wildcards):
+    inputs = {"source": f"{R}/data/{block_dir(wildcards)}/source.npz"}
+    if counts_query(wildcards.dataset):
+        inputs["bins"] = f"{R}/learner/{block_dir(wildcards)}/eps{wildcards.eps}/marginal_bins.npz"
+    if importance_sampling(wildcards.dataset):
+        inputs["marginals"] = counts_file(wildcards)
+    return inputs
+
+
+def evaluated_models(wildcards):
+    """Every h_t (t = 0..T) of every variant for this dataset, block and eps."""
+    return {f"{v}_t{t}": model_file(wildcards, v, t) for v in config["variants"] for t in range(T + 1)}
 
 
 def run_ledgers():

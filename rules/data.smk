@@ -3,10 +3,6 @@
 # by oracle_* and reference_* rules; target_test only by evaluate_* and reference_* rules.
 
 
-def ctg_csv(wildcards):
-    return config["ctg"]["csv"] if spec(wildcards)["generator"] == "ctg" else []
-
-
 rule generate_data:
     input:
         ctg_csv,
@@ -14,7 +10,7 @@ rule generate_data:
         source=f"{R}/data/{{dataset}}/{{seeds}}/source.npz",
         target=f"{R}/curator/{{dataset}}/{{seeds}}/target.npz",
     params:
-        spec=spec,
+        spec=generator_spec,
         seeds=lambda wc: settings.block_seeds(wc.seeds),
         redraw=config["redraw"],
         ctg_sha256=lambda wc: config["ctg"]["sha256"] if spec(wc)["generator"] == "ctg" else None,

@@ -2,11 +2,6 @@
 # (reference_* also reads target_val, to train h* on it).
 
 
-def evaluated_models(wildcards):
-    """Every h_t (t = 0..T) of every variant for this dataset, block and eps."""
-    return {f"{v}_t{t}": model_file(wildcards, v, t) for v in config["variants"] for t in range(T + 1)}
-
-
 rule evaluate_hypotheses:
     input:
         unpack(evaluated_models),

@@ -19,15 +19,6 @@ rule make_bins:
         "../workflow_scripts/make_bins.py"
 
 
-def reweight_inputs(wildcards):
-    inputs = {"source": f"{R}/data/{block_dir(wildcards)}/source.npz"}
-    if counts_query(wildcards.dataset):
-        inputs["bins"] = f"{R}/learner/{block_dir(wildcards)}/eps{wildcards.eps}/marginal_bins.npz"
-    if importance_sampling(wildcards.dataset):
-        inputs["marginals"] = counts_file(wildcards)
-    return inputs
-
-
 rule reweight_source:
     input:
         unpack(reweight_inputs),

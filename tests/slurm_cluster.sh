@@ -20,8 +20,12 @@ JOBCOMP=/var/log/slurm/jobcomp.log
 log() { echo "[slurm_cluster $(date +%T)] $*"; }
 fail() { echo "[slurm_cluster] FAIL: $*" >&2; exit 1; }
 
-started=()    # PID files of the daemons this script started, stopped in reverse order on exit
-stop_daemons() {
+# On exit: stop the daemons this script started (by their PID files, in reverse order) and put
+# back the machine's slurm.conf. A slurm.conf naming a stopped controller would cost every later
+# Snakemake start ~9 s: the SLURM plugin runs `scontrol show config` when it is imported.
+started=()
+conf_replaced=false
+cleanup() {
     local i pidfile pid
     for ((i = ${#started[@]} - 1; i >= 0; i--)); do
         pidfile=${started[i]}
@@ -30,8 +34,11 @@ stop_daemons() {
         kill "$pid" 2>/dev/null || continue
         for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
     done
+    if $conf_replaced; then
+        if [[ -e $CONF.expril-saved ]]; then mv -f "$CONF.expril-saved" "$CONF"; else rm -f "$CONF"; fi
+    fi
 }
-trap stop_daemons EXIT
+trap cleanup EXIT
 
 running() { [[ -s $1 ]] && kill -0 "$(<"$1")" 2>/dev/null; }
 
@@ -65,6 +72,8 @@ wait_for 20 "munge credential round trip" bash -c 'munge -n | unmunge'
 host=$(hostname -s)
 memory=$(slurmd -C | sed -n 's/.*RealMemory=\([0-9]*\).*/\1/p')
 install -d -o slurm -g slurm /run/slurm /var/lib/slurm/slurmctld /var/lib/slurm/slurmd /var/log/slurm
+[[ ! -e $CONF ]] || mv "$CONF" "$CONF.expril-saved"
+conf_replaced=true
 cat >"$CONF" <<EOF
 ClusterName=localcluster
 SlurmctldHost=$host
@@ -109,11 +118,11 @@ log "cluster up after ${setup}s: $(sinfo -h -o '%P %D nodes %c cpus %m MB %t')"
 
 rm -rf "$WORK"
 mkdir -p "$WORK"
-snakemake() { "$PYTHON" -m snakemake --configfile tests/smoke.yaml "$@"; }
+snakemake=("$PYTHON" -m snakemake --configfile tests/smoke.yaml)
 
 log "smoke configuration through SLURM (profiles/slurm)"
 t=$SECONDS
-timeout -s INT "$LIMIT" snakemake --workflow-profile profiles/slurm --config "results=$WORK/slurm" \
+timeout -s INT "$LIMIT" "${snakemake[@]}" --workflow-profile profiles/slurm --config "results=$WORK/slurm" \
     >"$WORK/slurm.log" 2>&1 || { tail -n 40 "$WORK/slurm.log"; fail "SLURM run (see $WORK/slurm.log)"; }
 slurm_s=$((SECONDS - t))
 
@@ -127,7 +136,7 @@ log "SLURM run: ${slurm_s}s, ${#ids[@]} SLURM jobs, all COMPLETED"
 
 log "smoke configuration locally (profiles/default)"
 t=$SECONDS
-timeout -s INT "$LIMIT" snakemake --config "results=$WORK/local" >"$WORK/local.log" 2>&1 \
+timeout -s INT "$LIMIT" "${snakemake[@]}" --config "results=$WORK/local" >"$WORK/local.log" 2>&1 \
     || { tail -n 40 "$WORK/local.log"; fail "local run (see $WORK/local.log)"; }
 local_s=$((SECONDS - t))
 log "local run: ${local_s}s"

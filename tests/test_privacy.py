@@ -80,3 +80,27 @@ def test_boundary_audit_catches_a_miswired_learner_rule(tmp_path):
     learner.write_text(wired)
     violations = boundary_violations(plan("--snakefile", str(tmp_path / "Snakefile"), "--directory", str(tmp_path)))
     assert violations and {rule for rule, _ in violations} == {"estimate_labels"}
+
+
+def test_a_new_model_gets_fresh_noise(tmp_path):
+    """Re-asking a query with another model must not reuse the noise draw: the difference of the
+    two answers would then be the exact difference of the error counts."""
+    from expril import binning, mlp, steps
+    from expril.io import load_npz, save_npz
+
+    rng = np.random.default_rng(0)
+    x = rng.uniform(size=(1, 60, 2))
+    y = (x[..., 0] > 0.5).astype(np.int8)
+    save_npz(tmp_path / "val.npz", x=x, y=y, seeds=np.array([0]))
+    edges = binning.make_bins(x[0], 4)
+    save_npz(tmp_path / "bins.npz", seeds=np.array([0]), **binning.pack([edges]))
+    ids, n_bins = binning.bin_ids(edges, x[0]), binning.bin_counts(edges).sum()
+    noise = []
+    for label in (0, 1):
+        save_npz(tmp_path / f"h{label}.npz", seeds=np.array([0]), **mlp.constant_model(label, 1))
+        steps.oracle_errors(tmp_path / "val.npz", tmp_path / "bins.npz", tmp_path / f"h{label}.npz",
+                            tmp_path / f"q{label}.npz", tmp_path / f"l{label}.csv", "A", "errors_t0",
+                            _privacy(1.0, planned=2, d=2, mechanism="counts"))
+        released = load_npz(tmp_path / f"q{label}.npz")["answers"][0]
+        noise.append(released - binning.bin_sums(ids, n_bins, y[0] != label))
+    assert not np.allclose(noise[0], noise[1])

@@ -83,3 +83,17 @@ def test_smoke_reference_beats_majority_class(smoke):
 def test_smoke_rerun_plans_nothing(smoke):
     out = snakemake("--dry-run", "--configfile", "tests/smoke.yaml", "--config", f"results={smoke}").stdout
     assert "Nothing to be done" in out
+
+
+def test_smoke_report_builds(smoke):
+    report = smoke / "report.zip"
+    snakemake("--report", str(report), "--configfile", "tests/smoke.yaml", "--config", f"results={smoke}")
+    assert report.stat().st_size > 10_000
+
+
+def test_tables_do_not_depend_on_seed_blocks_or_cores(smoke, tmp_path):
+    """The smoke runs again, one seed per job on one core: every table is byte-identical."""
+    snakemake("--cores", "1", "--configfile", "tests/smoke.yaml", "--config", f"results={tmp_path}", "seed_block=1")
+    assert (tmp_path / "data" / "A" / "1-1").is_dir()        # the runs really were split
+    for name in ["accuracies.csv", "table2.csv", "table2.md", "table1.csv", "fidelity.csv", "privacy_ledger.csv"]:
+        assert (tmp_path / name).read_bytes() == (smoke / name).read_bytes(), name
