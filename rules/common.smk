@@ -38,6 +38,7 @@ wildcard_constraints:
 localrules:
     init_hypothesis,
     aggregate_results,
+    publish_summary,
 
 
 def spec(wildcards):

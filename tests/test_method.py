@@ -68,15 +68,19 @@ def test_empty_bin_does_not_divide_by_zero():
     assert np.isfinite(out).all() and 0 <= out[1] <= 1
 
 
+def binned(x, q):
+    """Source-quantile bins of x: (edges, number of bins, bin index array)."""
+    edges = binning.make_bins(x, q)
+    return edges, binning.bin_counts(edges).sum(), binning.bin_ids(edges, x)
+
+
 def test_reweighting_recovers_a_known_shift():
     rng = np.random.default_rng(0)
     source = rng.uniform(size=(20000, 2))
     # Target density 2 x_1 on [0, 1]: the ideal weight of a source point is 2 x_1.
     target = np.stack([np.sqrt(rng.uniform(size=20000)), rng.uniform(size=20000)], axis=1)
-    edges = binning.make_bins(source, 10)
-    n_bins = binning.bin_counts(edges).sum()
+    edges, n_bins, ids = binned(source, 10)
     p = binning.bin_sums(binning.bin_ids(edges, target), n_bins) / len(target)
-    ids = binning.bin_ids(edges, source)
     w, _ = reweight.importance_weights(ids, n_bins, p, ridge=0.01, steps=2000, tol=1e-5)
     assert np.allclose(binning.bin_sums(ids, n_bins, w) / len(source), p, atol=2e-3)
     top, bottom = source[:, 0] > 0.9, source[:, 0] < 0.1
@@ -88,9 +92,7 @@ def test_reweighting_recovers_a_known_shift():
 def test_label_estimation_recovers_labels_from_exact_error_marginals():
     rng = np.random.default_rng(0)
     x = rng.uniform(size=(600, 3))
-    edges = binning.make_bins(x, 6)
-    n_bins = binning.bin_counts(edges).sum()
-    ids = binning.bin_ids(edges, x)
+    _, n_bins, ids = binned(x, 6)
     truth = (np.isin(ids[:, 0], [1, 2, 4])).astype(float)   # labels set by feature 0's bin
     h0 = np.ones(600)
     q0 = oracle.answer_errors(ids, n_bins, h0 != truth, 0.0, rng)
@@ -102,9 +104,7 @@ def test_label_estimation_recovers_labels_from_exact_error_marginals():
 def test_cumulative_system_is_fitted_by_the_truth_and_beats_a_single_block():
     rng = np.random.default_rng(2)
     x = rng.uniform(size=(800, 2))
-    edges = binning.make_bins(x, 8)
-    n_bins = binning.bin_counts(edges).sum()
-    ids = binning.bin_ids(edges, x)
+    _, n_bins, ids = binned(x, 8)
     truth = ((x[:, 0] - 0.5) * (x[:, 1] - 0.5) > 0).astype(float)    # not additive: XOR-like
     w = np.ones(800)
     h0, h1 = np.ones(800), (x[:, 0] > 0.5).astype(float)
