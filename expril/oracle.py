@@ -16,7 +16,6 @@ import numpy as np
 from .binning import bin_sums
 from .seeds import rng
 
-MECHANISMS = ("paper", "counts")
 SECRET_VARIABLE = "EXPRIL_ORACLE_SECRET"
 DEMO_SECRET = "expril-demo-secret"
 
