@@ -77,7 +77,7 @@ def overhead(results, wall, cores):
     }
 
 
-def batched_vs_single(n_nets=16):
+def batched_vs_single(n_nets=32):
     """The same networks (dataset A's h*, one per seed) trained as one block, and one per process
     as a job-per-network pipeline would."""
     with tempfile.TemporaryDirectory() as tmp:

@@ -5,6 +5,7 @@ that is the sparse form of the paper's binary (K, n) matrix R. Bins are public: 
 builds them from its own source data and hands them to the oracle with each query.
 """
 import numpy as np
+import scipy.sparse
 
 
 def feature_edges(values, q, weights=None):
@@ -53,6 +54,15 @@ def bin_sums(ids, n_bins, values=None):
     """Per-bin sums of `values` (n,) over the (n, d) bin index array: R @ values."""
     weights = None if values is None else np.repeat(np.asarray(values, dtype=float), ids.shape[1])
     return np.bincount(ids.ravel(), weights=weights, minlength=n_bins).astype(float)
+
+
+def incidence(ids, n_bins, values=None):
+    """R diag(values) as a sparse (n_bins, n) matrix (R itself without `values`): its product
+    with a vector of the n samples' values gives the per-bin sums, as bin_sums does."""
+    n, d = ids.shape
+    data = np.ones(n * d) if values is None else np.repeat(np.asarray(values, dtype=float), d)
+    by_sample = scipy.sparse.csr_array((data, ids.ravel(), np.arange(0, n * d + 1, d)), shape=(n, n_bins))
+    return by_sample.T.tocsr()
 
 
 def pack(edges_per_seed):

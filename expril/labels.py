@@ -1,19 +1,20 @@
 """Pb. 2: source labels estimated from the error marginals of submitted hypotheses (Eq. 5, 6)."""
 import numpy as np
+import scipy.sparse
 
-from .binning import bin_sums
-from .solvers import curvature_bound, fista_box
+from .binning import bin_sums, incidence
+from .solvers import ridge_least_squares
 
 
 def equation_block(ids, n_bins, weights, predictions, error_rates):
     """One block of Eq. 5 for a hypothesis h with error marginals q:
     R diag(w) diag(s) y = R diag(w) h - (R w) * q, with s = sign(h - 0.5), scaled by 1/n.
 
-    Returns (signs, right-hand side)."""
+    Returns the sparse matrix R diag(w s) / n and the right-hand side."""
     n = ids.shape[0]
     signs = np.where(predictions > 0, 1.0, -1.0)
     rhs = (bin_sums(ids, n_bins, weights * predictions) - bin_sums(ids, n_bins, weights) * error_rates) / n
-    return signs, rhs
+    return incidence(ids, n_bins, weights * signs / n), rhs
 
 
 def estimate_labels(ids, n_bins, weights, blocks, ridge, steps, tol):
@@ -25,19 +26,10 @@ def estimate_labels(ids, n_bins, weights, blocks, ridge, steps, tol):
     fit the marginals equally well it returns the least committed ones, which makes the answer
     unique. Returns the labels and the number of solver steps.
     """
-    n = ids.shape[0]
-    system = [equation_block(ids, n_bins, weights, h, q) for h, q in blocks]
-    lipschitz = curvature_bound(ids, weights, blocks=len(system))
-    mu = ridge * lipschitz
-
-    def gradient(y):
-        total = mu * (y - 0.5)
-        for signs, rhs in system:
-            residual = bin_sums(ids, n_bins, weights * signs * y) / n - rhs
-            total += weights * signs * residual[ids].sum(axis=1) / n
-        return total
-
-    return fista_box(gradient, np.full(n, 0.5), lipschitz + mu, steps, tol, lower=0.0, upper=1.0)
+    matrices, rhs = zip(*(equation_block(ids, n_bins, weights, h, q) for h, q in blocks))
+    system = scipy.sparse.vstack(matrices, format="csr")
+    return ridge_least_squares(system, np.concatenate(rhs), np.full(ids.shape[0], 0.5), ridge, steps, tol,
+                               lower=0.0, upper=1.0)
 
 
 def threshold(relaxed):

@@ -1,8 +1,8 @@
 """Pb. 1: importance weights matching the target's bin marginals (Eq. 2)."""
 import numpy as np
 
-from .binning import bin_sums
-from .solvers import curvature_bound, fista_box
+from .binning import incidence
+from .solvers import ridge_least_squares
 
 
 def importance_weights(ids, n_bins, marginals, ridge, steps, tol):
@@ -15,12 +15,5 @@ def importance_weights(ids, n_bins, marginals, ridge, steps, tol):
     of solver steps.
     """
     n = ids.shape[0]
-    ones = np.ones(n)
-    lipschitz = curvature_bound(ids, ones)
-    mu = ridge * lipschitz
-
-    def gradient(v):
-        residual = bin_sums(ids, n_bins, v) / n - marginals
-        return residual[ids].sum(axis=1) / n + mu * (v - 1)
-
-    return fista_box(gradient, ones, lipschitz + mu, steps, tol, lower=0.0)
+    system = incidence(ids, n_bins, np.full(n, 1 / n))
+    return ridge_least_squares(system, marginals, np.ones(n), ridge, steps, tol, lower=0.0)

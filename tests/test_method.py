@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from expril import binning, labels, oracle, reweight
+from expril import binning, labels, oracle, reweight, solvers
 
 
 def test_discrete_feature_gets_one_bin_per_value_and_no_empty_bin():
@@ -38,6 +38,18 @@ def test_pack_round_trip():
     back = binning.unpack(binning.pack(per_seed))
     for a, b in zip(per_seed, back):
         assert all(np.array_equal(u, v) for u, v in zip(a, b))
+
+
+def test_incidence_matrix_sums_per_bin_and_bounds_the_curvature():
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(300, 4))
+    _, n_bins, ids = binned(x, 6)
+    values = rng.normal(size=300)
+    assert np.allclose(binning.incidence(ids, n_bins) @ values, binning.bin_sums(ids, n_bins, values))
+    system = binning.incidence(ids, n_bins, values)
+    assert np.allclose(system @ np.ones(300), binning.bin_sums(ids, n_bins, values))
+    largest = np.linalg.eigvalsh((system.T @ system).toarray()).max()
+    assert largest <= solvers.curvature_bound(system) < 10 * largest
 
 
 def test_noiseless_oracle_answers_exact_fractions():
@@ -110,8 +122,8 @@ def test_cumulative_system_is_fitted_by_the_truth_and_beats_a_single_block():
     h0, h1 = np.ones(800), (x[:, 0] > 0.5).astype(float)
     blocks = [(h, oracle.answer_errors(ids, n_bins, h != truth, 0.0, rng)) for h in (h0, h1)]
     for h, q in blocks:   # the truth solves every block exactly
-        signs, rhs = labels.equation_block(ids, n_bins, w, h, q)
-        assert np.allclose(binning.bin_sums(ids, n_bins, w * signs * truth) / 800, rhs)
+        matrix, rhs = labels.equation_block(ids, n_bins, w, h, q)
+        assert np.allclose(matrix @ truth, rhs)
     acc = {name: (labels.threshold(labels.estimate_labels(ids, n_bins, w, b, 1e-3, 2000, 1e-5)[0]) == truth).mean()
            for name, b in {"I": blocks[1:], "C": blocks}.items()}
     assert acc["C"] >= acc["I"] and acc["C"] > 0.7
