@@ -1,7 +1,7 @@
 """Measure the workflow on this machine and write benchmarks/RESULTS.md.
 
-    .venv/bin/python -m benchmarks.pipeline            # everything (about an hour on 2 cores)
-    .venv/bin/python -m benchmarks.pipeline --quick    # skip the full 100-run reproduction
+    .venv/bin/python -m benchmarks.pipeline               # everything (about an hour on 2 cores)
+    .venv/bin/python -m benchmarks.pipeline --parts de    # only parts d and e, keeping the others
 
 Figures: (a) wall time of the full reproduction and of the smoke configuration; (b) the share
 of wall time outside the steps' own work, from per-job timings; (c) no-op rerun and dry-run
@@ -26,7 +26,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "RESULTS.md"
-SUBSET = ["--config", "runs=10", "seed_block=10"]
+SUBSET = ["runs=10", "seed_block=10"]
 
 
 def snakemake(*args):
@@ -37,9 +37,11 @@ def snakemake(*args):
     return time.perf_counter() - start
 
 
-def fresh_run(results, *args):
+def fresh_run(results, *args, config=()):
+    """Run into an emptied results folder. Every --config key goes in one --config: a second one
+    replaces the first."""
     shutil.rmtree(ROOT / results, ignore_errors=True)
-    return snakemake(*args, "--config", f"results={results}")
+    return snakemake(*args, "--config", f"results={results}", *config)
 
 
 def machine():
@@ -77,40 +79,43 @@ def overhead(results, wall, cores):
     }
 
 
-def batched_vs_single(n_nets=32):
-    """The same networks (dataset A's h*, one per seed) trained as one block, and one per process
-    as a job-per-network pipeline would."""
+def batched_vs_single(n_nets=16):
+    """The pipeline's mix of networks (every dataset's h*, n_nets seeds each) trained as the
+    workflow does, one process per dataset training its seeds as one block, and one process per
+    network, as a job-per-network pipeline would. Returns one row per dataset."""
+    config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    last = n_nets - 1
+    call = ("from expril import steps; import yaml; c = yaml.safe_load(open('config.yaml'));"
+            "steps.reference_models('{v}', '{t}', '{o}.csv', '{o}.npz', '{name}',"
+            " c['benchmarks']['{name}']['hidden'], c['training'], 'cpu', 1)")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+
+    def run(name, v, t, o):
+        """One process, as one workflow job; returns its wall time."""
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", call.format(v=v, t=t, o=o, name=name)], cwd=ROOT, env=env, check=True)
+        return time.perf_counter() - start
+
+    rows = []
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        subprocess.run([sys.executable, "-m", "snakemake", "--config", f"runs={n_nets}", f"seed_block={n_nets}",
-                        f"results={tmp}", "datasets=[A]", "--", f"{tmp}/curator/A/0-{n_nets - 1}/target_val.npz",
-                        f"{tmp}/curator/A/0-{n_nets - 1}/target_test.npz"], cwd=ROOT, check=True,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        data = {k: np.load(tmp / f"curator/A/0-{n_nets - 1}/target_{k}.npz") for k in ("val", "test")}
-        for k, arrays in data.items():
-            for b in range(n_nets):
-                np.savez(tmp / f"{k}{b}.npz", x=arrays["x"][b:b + 1], y=arrays["y"][b:b + 1],
-                         seeds=arrays["seeds"][b:b + 1])
-        call = ("from expril import steps; import yaml; c = yaml.safe_load(open('config.yaml'));"
-                "steps.reference_models('{v}', '{t}', '{o}.csv', '{o}.npz', 'A', c['benchmarks']['A']['hidden'],"
-                "c['training'], 'cpu', 1)")
-        env = dict(os.environ, PYTHONPATH=str(ROOT))
-
-        def run(v, t, o):
-            subprocess.run([sys.executable, "-c", call.format(v=v, t=t, o=o)], cwd=ROOT, env=env, check=True)
-
-        start = time.perf_counter()
-        run(tmp / f"curator/A/0-{n_nets - 1}/target_val.npz", tmp / f"curator/A/0-{n_nets - 1}/target_test.npz",
-            tmp / "block")
-        batched = time.perf_counter() - start
-        start = time.perf_counter()
-        for b in range(n_nets):
-            run(tmp / f"val{b}.npz", tmp / f"test{b}.npz", tmp / f"single{b}")
-        single = time.perf_counter() - start
-        block = pd.read_csv(tmp / "block.csv")
-        alone = pd.concat([pd.read_csv(tmp / f"single{b}.csv") for b in range(n_nets)], ignore_index=True)
-        same = block["h_star"].to_numpy().tolist() == alone["h_star"].to_numpy().tolist()
-    return n_nets, batched, single, same
+        targets = [tmp / f"curator/{name}/0-{last}/target_{k}.npz" for name in config["datasets"] for k in ("val", "test")]
+        snakemake("--config", f"runs={n_nets}", f"seed_block={n_nets}", f"results={tmp}", "--", *map(str, targets))
+        for name in config["datasets"]:
+            split = {k: tmp / f"curator/{name}/0-{last}/target_{k}.npz" for k in ("val", "test")}
+            for k, path in split.items():
+                arrays = np.load(path)
+                for b in range(n_nets):
+                    np.savez(tmp / f"{name}_{k}{b}.npz", x=arrays["x"][b:b + 1], y=arrays["y"][b:b + 1],
+                             seeds=arrays["seeds"][b:b + 1])
+            batched = run(name, split["val"], split["test"], tmp / f"{name}_block")
+            single = sum(run(name, tmp / f"{name}_val{b}.npz", tmp / f"{name}_test{b}.npz", tmp / f"{name}_single{b}")
+                         for b in range(n_nets))
+            block = pd.read_csv(tmp / f"{name}_block.csv")["h_star"].tolist()
+            alone = [pd.read_csv(tmp / f"{name}_single{b}.csv")["h_star"].item() for b in range(n_nets)]
+            rows.append({"dataset": name, "hidden": config["benchmarks"][name]["hidden"], "networks": n_nets,
+                         "batched": batched, "single": single, "same": block == alone})
+    return pd.DataFrame(rows)
 
 
 def iteration_cost():
@@ -152,79 +157,113 @@ def early_stopping_effect(full_results):
     samples (patience 0)."""
     from expril import report
     config = yaml.safe_load((ROOT / "config.yaml").read_text())
-    fixed = fresh_run("results/bench_fixed", *SUBSET, "training={patience: 0}")
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml") as overlay:
+        # A nested key needs a config file: --config would pass patience as the string '0'.
+        yaml.safe_dump({"training": {"patience": 0}}, overlay)
+        overlay.flush()
+        fixed = fresh_run("results/bench_fixed", "--configfile", overlay.name, config=SUBSET)
     long = pd.read_csv(ROOT / full_results / "accuracies.csv")
     early = report.table2(long[long["seed"] < 10], config["datasets"], config["iterations"])
     a = early.set_index(["dataset", "method"])
     b = pd.read_csv(ROOT / "results/bench_fixed/table2.csv").set_index(["dataset", "method"])
-    cells = a.join(b, lsuffix="_early", rsuffix="_fixed").drop(index="ratio", level=1)
+    cells = a.merge(b, how="left", left_index=True, right_index=True, suffixes=("_early", "_fixed"))
+    cells = cells.drop(index="ratio", level=1)
     cells["difference"] = cells["mean_early"] - cells["mean_fixed"]
     # The difference of two means over the same 10 runs, against the run-to-run spread.
     cells["spread"] = cells[["std_early", "std_fixed"]].max(axis=1)
     return fixed, cells.reset_index()
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--quick", action="store_true", help="skip the full 100-run reproduction")
-    args = parser.parse_args()
-    cores = os.cpu_count()
-    lines = [f"# Benchmarks\n", f"Machine: {machine()}. Written by `.venv/bin/python -m benchmarks.pipeline`"
-             f"{' --quick' if args.quick else ''} on {time.strftime('%Y-%m-%d')}.\n"]
-
-    runs = {} if args.quick else {"full (config.yaml, 100 runs)": ("results", [])}
-    runs["smoke"] = ("results/smoke", ["--configfile", "tests/smoke.yaml"])
-    lines += ["## (a, b, f) Wall time, overhead and memory\n",
-              "Overhead = 1 − (time inside the steps) / (wall time × cores): process start-up, imports,"
-              " scheduling and idle cores all count as overhead.\n",
-              "| configuration | jobs | wall | inside steps | start-up and imports | idle cores | overhead | largest job (peak RSS) |",
-              "|---|---|---|---|---|---|---|---|"]
-    for name, (results, extra) in runs.items():
+def section_abf(stamp, cores):
+    lines = ["## (a, b, f) Wall time, overhead and memory\n", stamp,
+             "Overhead = 1 − (time inside the steps) / (wall time × cores): process start-up, imports,"
+             " scheduling and idle cores all count as overhead.\n",
+             "| configuration | jobs | wall | inside steps | start-up and imports | idle cores | overhead | largest job (peak RSS) |",
+             "|---|---|---|---|---|---|---|---|"]
+    for name, (results, extra) in {"full (config.yaml, 100 runs)": ("results", []),
+                                   "smoke": ("results/smoke", ["--configfile", "tests/smoke.yaml"])}.items():
         wall = fresh_run(results, *extra)
         o = overhead(results, wall, cores)
         lines.append(f"| {name} | {o['jobs']} | {wall / 60:.1f} min | {o['step']:.0f} s | {o['startup']:.0f} s |"
                      f" {o['idle']:.0f} s | {o['share']:.1%} | {o['peak']['rule']}: {o['peak']['max_rss_mb']:.0f} MB |")
-        if name != "smoke":
-            noop = snakemake("--config", f"results={results}")
-    lines.append("")
-    OUT.write_text("\n".join(lines) + "\n")
+    return lines
 
+
+def section_c(stamp):
     with tempfile.TemporaryDirectory() as empty:
         dry = snakemake("--dry-run", "--config", f"results={empty}")
-    lines += ["## (c) Rerun and planning\n", f"- dry run of the full configuration, nothing yet computed: {dry:.1f} s"]
-    if not args.quick:
-        lines.append(f"- no-op rerun of the finished full reproduction: {noop:.1f} s")
-    lines.append("")
+    lines = ["## (c) Rerun and planning\n", stamp,
+             f"- dry run of the full configuration, nothing yet computed: {dry:.1f} s"]
+    finished = "Nothing to be done" in subprocess.run(
+        [sys.executable, "-m", "snakemake", "--dry-run"], cwd=ROOT, capture_output=True, text=True).stdout
+    lines.append(f"- no-op rerun of the finished full reproduction: {snakemake():.1f} s" if finished else
+                 "- no-op rerun: not measured, results/ holds no finished full reproduction (run part a first)")
+    return lines
 
-    n_nets, batched, single, same = batched_vs_single()
-    lines += ["## (d) Batched against one-at-a-time training\n",
-              f"Dataset A's h* (the [16,256,256,16] network, 1,250 samples, early stopping) for {n_nets} seeds:"
-              f" one process training the {n_nets} networks as one block: {batched:.1f} s; one process per"
-              f" network, as a job-per-network pipeline: {single:.1f} s; ratio {single / batched:.1f}x."
-              f" Identical accuracies either way: {same}.\n"]
-    OUT.write_text("\n".join(lines) + "\n")
 
+def section_d(stamp):
+    rows = batched_vs_single()
+    lines = ["## (d) Batched against one-at-a-time training\n", stamp,
+             f"Every dataset's h* for {rows['networks'][0]} seeds (early stopping as in config.yaml), trained as the"
+             " workflow trains them, one process per dataset training its seeds as one block, and one process"
+             " per network, as a job-per-network pipeline would. Times include each process's start-up.\n",
+             "| dataset | network | batched | one at a time | ratio | identical accuracies |", "|---|---|---|---|---|---|"]
+    lines += [f"| {r.dataset} | {r.hidden} | {r.batched:.1f} s | {r.single:.1f} s | {r.single / r.batched:.1f}x |"
+              f" {r.same} |" for r in rows.itertuples()]
+    lines.append(f"| all | | {rows['batched'].sum():.1f} s | {rows['single'].sum():.1f} s |"
+                 f" {rows['single'].sum() / rows['batched'].sum():.1f}x | {rows['same'].all()} |")
+    return lines
+
+
+def section_e(stamp):
     cost = iteration_cost()
-    lines += ["## (e) One ExPriL iteration against n and d\n",
-              "Error query, label estimate and training of h_1 for a block of 10 seeds ([32,32] networks,"
-              " latent generator, q = 10), in one process:\n", "| n | d | seconds |", "|---|---|---|"]
-    lines += [f"| {r.n} | {r.d} | {r.seconds:.1f} |" for r in cost.itertuples()]
-    lines.append("")
-    OUT.write_text("\n".join(lines) + "\n")
+    lines = ["## (e) One ExPriL iteration against n and d\n", stamp,
+             "Error query, label estimate and training of h_1 for a block of 10 seeds ([32,32] networks,"
+             " latent generator, q = 10), in one process:\n", "| n | d | seconds |", "|---|---|---|"]
+    return lines + [f"| {r.n} | {r.d} | {r.seconds:.1f} |" for r in cost.itertuples()]
 
-    if args.quick:
-        OUT.write_text("\n".join(lines) + "\n")
-        return
+
+def section_g(stamp):
     fixed, cells = early_stopping_effect("results")
     moved = (cells["difference"].abs() > cells["spread"]).sum()
-    lines += ["## (g) Early stopping against 100 fixed epochs\n",
-              f"Runs 0-9 of every dataset, from the full reproduction (early stopping) and rerun with 100 epochs on"
-              f" all samples ({fixed / 60:.1f} min). Cells whose mean moved by more than the run-to-run std:"
-              f" {moved} of {len(cells)}.\n",
-              "| dataset | method | early stopping | 100 epochs | difference | std |", "|---|---|---|---|---|---|"]
-    lines += [f"| {r.dataset} | {r.method} | {r.mean_early:.1f} | {r.mean_fixed:.1f} | {r.difference:+.1f} |"
-              f" {r.spread:.1f} |" for r in cells.itertuples()]
-    OUT.write_text("\n".join(lines) + "\n")
+    lines = ["## (g) Early stopping against 100 fixed epochs\n", stamp,
+             f"Runs 0-9 of every dataset, from the full reproduction (early stopping) and rerun with 100 epochs on"
+             f" all samples ({fixed / 60:.1f} min). Cells whose mean moved by more than the run-to-run std:"
+             f" {moved} of {len(cells)}.\n",
+             "| dataset | method | early stopping | 100 epochs | difference | std |", "|---|---|---|---|---|---|"]
+    return lines + [f"| {r.dataset} | {r.method} | {r.mean_early:.1f} | {r.mean_fixed:.1f} | {r.difference:+.1f} |"
+                    f" {r.spread:.1f} |" for r in cells.itertuples()]
+
+
+HEADER = ("# Benchmarks\n\nWritten by `.venv/bin/python -m benchmarks.pipeline [--parts ...]`; each section says"
+          " on which machine and day it was measured. CUDA (`device: cuda`) is unmeasured: no GPU was"
+          " available to these runs.\n")
+
+
+def sections(text):
+    """The sections of an existing RESULTS.md, keyed by their heading's letters ('a, b, f', 'c', ...)."""
+    found = re.split(r"^(?=## \()", text, flags=re.M)[1:]
+    return {re.match(r"## \(([^)]*)\)", part).group(1): part.rstrip("\n") for part in found}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--parts", default="abcdeg",
+                        help="parts to measure (letters; a also gives b and f), the others are kept from RESULTS.md;"
+                             " default: all, about an hour on 2 cores. 'g' and the no-op rerun of 'c' need a"
+                             " finished full reproduction in results/")
+    args = parser.parse_args()
+    cores = os.cpu_count()
+    stamp = f"Measured on {machine()}, {time.strftime('%Y-%m-%d')}.\n"
+    runners = {"a, b, f": ("a", lambda: section_abf(stamp, cores)), "c": ("c", lambda: section_c(stamp)),
+               "d": ("d", lambda: section_d(stamp)), "e": ("e", lambda: section_e(stamp)),
+               "g": ("g", lambda: section_g(stamp))}
+    kept = sections(OUT.read_text()) if OUT.exists() else {}
+    for key, (letter, measure) in runners.items():
+        if letter in args.parts:
+            kept[key] = "\n".join(measure())
+            # Written after every part, so a long run that stops early keeps what it measured.
+            OUT.write_text(HEADER + "".join(f"\n{kept[k]}\n" for k in runners if k in kept))
     print(OUT.read_text())
 
 
