@@ -174,9 +174,8 @@ def early_stopping_effect(full_results):
     return fixed, cells.reset_index()
 
 
-def section_abf(stamp, cores):
-    lines = ["## (a, b, f) Wall time, overhead and memory\n", stamp,
-             "Overhead = 1 − (time inside the steps) / (wall time × cores): process start-up, imports,"
+def section_abf(cores):
+    lines = ["Overhead = 1 − (time inside the steps) / (wall time × cores): process start-up, imports,"
              " scheduling and idle cores all count as overhead.\n",
              "| configuration | jobs | wall | inside steps | start-up and imports | idle cores | overhead | largest job (peak RSS) |",
              "|---|---|---|---|---|---|---|---|"]
@@ -189,11 +188,10 @@ def section_abf(stamp, cores):
     return lines
 
 
-def section_c(stamp):
+def section_c():
     with tempfile.TemporaryDirectory() as empty:
         dry = snakemake("--dry-run", "--config", f"results={empty}")
-    lines = ["## (c) Rerun and planning\n", stamp,
-             f"- dry run of the full configuration, nothing yet computed: {dry:.1f} s"]
+    lines = [f"- dry run of the full configuration, nothing yet computed: {dry:.1f} s"]
     finished = "Nothing to be done" in subprocess.run(
         [sys.executable, "-m", "snakemake", "--dry-run"], cwd=ROOT, capture_output=True, text=True).stdout
     lines.append(f"- no-op rerun of the finished full reproduction: {snakemake():.1f} s" if finished else
@@ -201,10 +199,9 @@ def section_c(stamp):
     return lines
 
 
-def section_d(stamp):
+def section_d():
     rows = batched_vs_single()
-    lines = ["## (d) Batched against one-at-a-time training\n", stamp,
-             f"Every dataset's h* for {rows['networks'][0]} seeds (early stopping as in config.yaml), trained as the"
+    lines = [f"Every dataset's h* for {rows['networks'][0]} seeds (early stopping as in config.yaml), trained as the"
              " workflow trains them, one process per dataset training its seeds as one block, and one process"
              " per network, as a job-per-network pipeline would. Times include each process's start-up.\n",
              "| dataset | network | batched | one at a time | ratio | identical accuracies |", "|---|---|---|---|---|---|"]
@@ -215,19 +212,17 @@ def section_d(stamp):
     return lines
 
 
-def section_e(stamp):
+def section_e():
     cost = iteration_cost()
-    lines = ["## (e) One ExPriL iteration against n and d\n", stamp,
-             "Error query, label estimate and training of h_1 for a block of 10 seeds ([32,32] networks,"
+    lines = ["Error query, label estimate and training of h_1 for a block of 10 seeds ([32,32] networks,"
              " latent generator, q = 10), in one process:\n", "| n | d | seconds |", "|---|---|---|"]
     return lines + [f"| {r.n} | {r.d} | {r.seconds:.1f} |" for r in cost.itertuples()]
 
 
-def section_g(stamp):
+def section_g():
     fixed, cells = early_stopping_effect("results")
     moved = (cells["difference"].abs() > cells["spread"]).sum()
-    lines = ["## (g) Early stopping against 100 fixed epochs\n", stamp,
-             f"Runs 0-9 of every dataset, from the full reproduction (early stopping) and rerun with 100 epochs on"
+    lines = [f"Runs 0-9 of every dataset, from the full reproduction (early stopping) and rerun with 100 epochs on"
              f" all samples ({fixed / 60:.1f} min). Cells whose mean moved by more than the run-to-run std:"
              f" {moved} of {len(cells)}.\n",
              "| dataset | method | early stopping | 100 epochs | difference | std |", "|---|---|---|---|---|---|"]
@@ -255,13 +250,16 @@ def main():
     args = parser.parse_args()
     cores = os.cpu_count()
     stamp = f"Measured on {machine()}, {time.strftime('%Y-%m-%d')}.\n"
-    runners = {"a, b, f": ("a", lambda: section_abf(stamp, cores)), "c": ("c", lambda: section_c(stamp)),
-               "d": ("d", lambda: section_d(stamp)), "e": ("e", lambda: section_e(stamp)),
-               "g": ("g", lambda: section_g(stamp))}
+    # Heading letters -> (title, measurement); a part is selected by its first letter.
+    runners = {"a, b, f": ("Wall time, overhead and memory", lambda: section_abf(cores)),
+               "c": ("Rerun and planning", section_c),
+               "d": ("Batched against one-at-a-time training", section_d),
+               "e": ("One ExPriL iteration against n and d", section_e),
+               "g": ("Early stopping against 100 fixed epochs", section_g)}
     kept = sections(OUT.read_text()) if OUT.exists() else {}
-    for key, (letter, measure) in runners.items():
-        if letter in args.parts:
-            kept[key] = "\n".join(measure())
+    for key, (title, measure) in runners.items():
+        if key[0] in args.parts:
+            kept[key] = "\n".join([f"## ({key}) {title}\n", stamp, *measure()])
             # Written after every part, so a long run that stops early keeps what it measured.
             OUT.write_text(HEADER + "".join(f"\n{kept[k]}\n" for k in runners if k in kept))
     print(OUT.read_text())
