@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 from expril.audit import MECHANISMS, audit_table
+from expril.io import save_text
 
 SAMPLES = 1_500_000   # per data set: half selects the event, half bounds it
 BIN_SIZES, SCALES = (1, 2, 3, 5, 10, 50), (1, 2, 5)
@@ -100,8 +101,7 @@ def main():
     start = time.perf_counter()
     table = audit_table(tuple(MECHANISMS), BIN_SIZES, SCALES, SAMPLES, seed=0)
     seconds = time.perf_counter() - start
-    OUTPUT.parent.mkdir(exist_ok=True)
-    OUTPUT.write_text(INTRO.format(samples=SAMPLES, seconds=seconds) + summary(table) + "\n"
+    save_text(OUTPUT, INTRO.format(samples=SAMPLES, seconds=seconds) + summary(table) + "\n"
                       + markdown(table))
     print(f"wrote {OUTPUT} in {seconds:.0f} s")
 

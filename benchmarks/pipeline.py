@@ -24,6 +24,8 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from expril.io import save_text
+
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "RESULTS.md"
 SUBSET = ["runs=10", "seed_block=10"]
@@ -261,7 +263,7 @@ def main():
         if key[0] in args.parts:
             kept[key] = "\n".join([f"## ({key}) {title}\n", stamp, *measure()])
             # Written after every part, so a long run that stops early keeps what it measured.
-            OUT.write_text(HEADER + "".join(f"\n{kept[k]}\n" for k in runners if k in kept))
+            save_text(OUT, HEADER + "".join(f"\n{kept[k]}\n" for k in runners if k in kept))
     print(OUT.read_text())
 
 

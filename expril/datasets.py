@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import settings
 from .seeds import rng
 
 LABEL_COLUMNS = ("CLASS", "NSP")
@@ -35,7 +36,10 @@ def load_ctg(path, sha256):
     for column in (*LABEL_COLUMNS, "LB"):
         if column not in header:
             raise ValueError(f"{path}: missing column {column!r}; has {header}")
-    table = np.loadtxt(path, delimiter=",", skiprows=1, dtype=np.float64, ndmin=2)
+    try:
+        table = np.loadtxt(path, delimiter=",", skiprows=1, dtype=np.float64, ndmin=2)
+    except ValueError as error:
+        raise ValueError(f"{path}: {error}") from error
     features = [i for i, name in enumerate(header) if name not in LABEL_COLUMNS]
     x = table[:, features]
     y = (table[:, header.index("NSP")] == 1).astype(np.int8)
@@ -75,7 +79,8 @@ def _nearest(x, centres):
 def _kmeans(x, k, g):
     """Plain Lloyd from k distinct random points; returns (centres, assignment).
 
-    The loop ends on an assignment step, so the assignment is always the nearest final centre.
+    The assignment is recomputed from the final centres, so every point is at its nearest centre
+    even when the iteration cap stops Lloyd before convergence.
     """
     centres = x[g.choice(len(x), size=k, replace=False)].copy()
     assignment = None
@@ -166,7 +171,7 @@ def split_target(target_x, target_y, val_fraction, name, seed):
     if not 0 < val_fraction < 1:
         raise ValueError(f"val_fraction must be in (0, 1), got {val_fraction}")
     order = rng("split", name, seed).permutation(len(target_y))
-    n_val = round(len(target_y) * val_fraction)
+    n_val = settings.n_val(len(target_y), val_fraction)
     val, test = order[:n_val], order[n_val:]
     return target_x[val], target_y[val], target_x[test], target_y[test]
 

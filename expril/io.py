@@ -2,6 +2,7 @@
 never leaves a half-written file behind."""
 import os
 import tempfile
+import zipfile
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -28,23 +29,29 @@ def atomic_path(path):
 
 
 def save_npz(path, **arrays):
-    with atomic_path(path) as tmp:
-        np.savez(tmp, **arrays)
+    # Through an open file: given a name, np.savez would append ".npz" to the temporary one.
+    with atomic_path(path) as tmp, open(tmp, "wb") as f:
+        np.savez(f, **arrays)
 
 
 def load_npz(path, required=()):
     """Load an .npz into a dict; fail naming the file and the missing keys."""
-    with np.load(path, allow_pickle=False) as f:
-        data = {k: f[k] for k in f.files}
+    try:
+        with np.load(path, allow_pickle=False) as f:
+            data = {k: f[k] for k in f.files}
+    except (OSError, ValueError, zipfile.BadZipFile) as error:
+        raise ValueError(f"{path}: not a readable .npz file ({error})") from error
     missing = [k for k in required if k not in data]
     if missing:
         raise KeyError(f"{path}: missing arrays {missing}; has {sorted(data)}")
     return data
 
 
-def save_csv(path, frame):
+def save_csv(path, frame, exact=False):
+    """Floats to 6 significant digits, or `exact`ly (shortest repr that reads back the same) for
+    files that are read back and computed on."""
     with atomic_path(path) as tmp:
-        frame.to_csv(tmp, index=False, float_format="%.6g")
+        frame.to_csv(tmp, index=False, float_format=None if exact else "%.6g")
 
 
 def save_text(path, text):

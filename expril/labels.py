@@ -8,7 +8,8 @@ from .solvers import ridge_least_squares
 
 def equation_block(ids, n_bins, weights, predictions, error_rates):
     """One block of Eq. 5 for a hypothesis h with error marginals q:
-    R diag(w) diag(s) y = R diag(w) h - (R w) * q, with s = sign(h - 0.5), scaled by 1/n.
+    R diag(w) diag(s) y = R diag(w) h - (R w) * q, with s = +1 where h = 1 and -1 where h = 0,
+    scaled by 1/n.
 
     Returns the sparse matrix R diag(w s) / n and the right-hand side."""
     n = ids.shape[0]

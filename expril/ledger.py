@@ -42,7 +42,8 @@ def record(path, previous, dataset, seeds, query, rule, privacy):
     if spent > privacy["eps"] * (1 + 1e-9):
         raise BudgetError(f"{dataset}: query {query!r} brings the run's spent eps to {spent:.6g}, "
                           f"above its budget {privacy['eps']:.6g}")
-    save_csv(path, book[COLUMNS])
+    # Exact: the next query's check sums these values (2/3 written as 0.666667 would overspend).
+    save_csv(path, book[COLUMNS], exact=True)
     return book
 
 

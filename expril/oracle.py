@@ -8,6 +8,7 @@ meaning exact answers:
 - `counts`: noisy counts only (bin counts once, error counts per query), each a histogram with
   sensitivity 1 per feature; every ratio is computed by the learner from released numbers.
 """
+import hashlib
 import logging
 import os
 
@@ -30,9 +31,15 @@ def secret():
     return value
 
 
-def noise_generator(secret_value, dataset, seed, query):
-    """The Laplace noise stream of one query of one run."""
-    return rng("oracle-noise", secret_value, dataset, seed, query)
+def noise_generator(secret_value, dataset, seed, query, edges, scale):
+    """The Laplace noise stream of one query of one run, keyed by all that defines the query: what
+    is asked (`query`), on which bins (`edges`, one array per feature) and at which noise scale.
+    The same query asked again gets the same answer; any other query gets fresh noise, since
+    answers sharing a draw (rescaled, or on other bins) would let their differences cancel it."""
+    bins = hashlib.sha256()
+    for feature in edges:
+        bins.update(np.ascontiguousarray(feature, dtype=float).tobytes() + b"|")
+    return rng("oracle-noise", secret_value, dataset, seed, query, bins.hexdigest(), repr(float(scale)))
 
 
 def laplace_noise(generator, scale, size):

@@ -132,14 +132,14 @@ def table1(config):
         spec = config["benchmarks"][dataset]
         d = settings.feature_count(spec)
         queries = settings.n_queries(config["iterations"], spec["importance_sampling"], config["mechanism"])
-        n_val = round(spec["n_target"] * config["val_fraction"])
+        n_val = settings.n_val(spec["n_target"], config["val_fraction"])
         row = {"dataset": dataset, "runs": config["runs"], "queries": queries,
                "is_step": "Yes" if spec["importance_sampling"] else "No",
                "n_source": spec["n_source"], "n_target": spec["n_target"], "n_val": n_val,
                "n_test": spec["n_target"] - n_val, "d": d, "parameters": _parameters(spec),
                "hidden": "[" + ",".join(str(h) for h in spec["hidden"]) + "]"}
         for eps in map(settings.parse_eps, config["epsilons"]):
-            lam = settings.noise_scale(d, queries, eps)
+            lam = settings.noise_scale(d, config["iterations"], eps)
             name = settings.format_eps(eps)
             row[f"lambda_eps{name}"] = lam
             row[f"q_eps{name}"] = settings.bins_per_feature(
@@ -180,9 +180,10 @@ def figure1(long, iterations, path_pdf, path_png, datasets=None):
             privacy = "no DP" if math.isinf(eps) else f"{settings.format_eps(eps)}-DP"
             ax.set_title(f"Dataset {dataset}, {privacy}")
     fig.tight_layout()
-    for path in (path_pdf, path_png):
+    # No creation date in the PDF, so the same results give the same file.
+    for path, metadata in ((path_pdf, {"CreationDate": None}), (path_png, {})):
         with io.atomic_path(path) as tmp:
-            fig.savefig(tmp)
+            fig.savefig(tmp, metadata=metadata)
     plt.close(fig)
 
 

@@ -26,11 +26,20 @@ def n_queries(iterations, importance_sampling, mechanism="paper"):
     return iterations + (1 if counts_query(importance_sampling, mechanism) else 0)
 
 
-def noise_scale(dim, queries, eps):
-    """Laplace scale lambda = d (T+1) / eps (Eq. 14); 0 means no noise (eps = inf)."""
+def noise_scale(dim, iterations, eps):
+    """Laplace scale lambda = d (T+1) / eps (Eq. 14); 0 means no noise (eps = inf).
+
+    The paper budgets T+1 = 3 queries on every dataset ("the number of ExPriL queries governing the
+    Laplacian noise is set to 3"), also where the IS step is skipped and only T are asked: those
+    runs spend T/(T+1) of eps."""
     if eps <= 0:
         raise ValueError(f"epsilon must be positive, got {eps}")
-    return 0.0 if math.isinf(eps) else dim * queries / eps
+    return 0.0 if math.isinf(eps) else dim * (iterations + 1) / eps
+
+
+def n_val(n_target, val_fraction):
+    """Size of the target's validation split, the oracle's data."""
+    return round(n_target * val_fraction)
 
 
 def bins_per_feature(n_val, lam, snr, noiseless):

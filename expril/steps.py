@@ -1,8 +1,9 @@
 """One function per workflow step: load the step's input files, run the method over the seeds
 of a block, write the outputs. The Snakemake scripts only map rule inputs/params onto these.
 
-A block's arrays are stacked along a first axis of seeds; bins and oracle answers, whose length
-varies per seed (de-duplicated edges), are padded with NaN and carry their lengths.
+A block's arrays are stacked along a first axis of seeds. Oracle answers, whose length varies per
+seed (de-duplicated edges), are padded with NaN and carry their lengths; bins are packed flat
+with their per-feature edge counts (binning.pack).
 """
 import functools
 import logging
@@ -62,6 +63,10 @@ def _load_block(path, keys, seeds=None):
     return data
 
 
+def _load_bins(path, seeds):
+    return binning.unpack(_load_block(path, ("edges", "edge_counts"), seeds))
+
+
 # --- world and curator -----------------------------------------------------------------------
 
 @timed
@@ -86,15 +91,19 @@ def split_target(target_path, val_path, test_path, name, val_fraction):
 
 # --- oracle (the only steps that read target_val) ---------------------------------------------
 
-def _answer_block(val, edges, name, queries, answer):
+def _answer_block(val, edges, name, queries, privacy, answer):
     """Answer one query for every seed of a block: answer(ids, n_bins, b, noise); queries[b] names
     seed b's query in its noise stream."""
     secret = oracle.secret()
     answers = []
     for b, seed in enumerate(val["seeds"]):
+        if len(edges[b]) != privacy["sensitivity"]:
+            raise ValueError(f"{name} seed {seed}: the bins cover {len(edges[b])} features, but the noise "
+                             f"scale was set for d = {privacy['sensitivity']}")
         n_bins = binning.bin_counts(edges[b]).sum()
         ids = binning.bin_ids(edges[b], val["x"][b])
-        answers.append(answer(ids, n_bins, b, oracle.noise_generator(secret, name, int(seed), queries[b])))
+        noise = oracle.noise_generator(secret, name, int(seed), queries[b], edges[b], privacy["scale"])
+        answers.append(answer(ids, n_bins, b, noise))
     return answers
 
 
@@ -102,10 +111,11 @@ def _answer_block(val, edges, name, queries, answer):
 def oracle_marginals(val_path, bins_path, out_path, ledger_path, name, privacy):
     """The target's bin marginals (`paper`) or noisy bin counts (`counts`): the first query."""
     val = _load_block(val_path, ("x",))
-    ledger.record(ledger_path, None, name, val["seeds"], "marginals", "oracle_marginals", privacy)
     release = oracle.answer_marginals if privacy["mechanism"] == "paper" else oracle.answer_counts
-    answers = _answer_block(val, binning.unpack(load_npz(bins_path)), name, ["marginals"] * len(val["seeds"]),
-                            lambda ids, n_bins, b, noise: release(ids, n_bins, privacy["scale"], noise))
+    answers = _answer_block(val, _load_bins(bins_path, val["seeds"]), name, ["marginals"] * len(val["seeds"]),
+                            privacy, lambda ids, n_bins, b, noise: release(ids, n_bins, privacy["scale"], noise))
+    # Accounted (and checked) once the answers exist, before any is released.
+    ledger.record(ledger_path, None, name, val["seeds"], "marginals", "oracle_marginals", privacy)
     _save_answers(out_path, answers, val["seeds"])
 
 
@@ -115,15 +125,14 @@ def oracle_errors(val_path, bins_path, model_path, out_path, ledger_path, name, 
     """Score the learner's submitted models on the target validation split and release, per bin,
     the noisy error fraction (`paper`) or error count (`counts`)."""
     val = _load_block(val_path, ("x", "y"))
-    ledger.record(ledger_path, ledger.load(previous_ledger), name, val["seeds"], query, "oracle_errors", privacy)
-    model = load_npz(model_path)
+    model = _load_block(model_path, (), val["seeds"])
     errors = mlp.predict(model, val["x"]) != val["y"]
     release = oracle.answer_errors if privacy["mechanism"] == "paper" else oracle.answer_error_counts
-    # The noise is keyed by the submitted network too: a changed learner submitting another model
-    # gets fresh noise, never the old draw, whose difference with the old answer would be exact.
+    # The submitted network is part of the query: another model gets fresh noise.
     queries = [f"{query}/{mlp.digest(model, b)}" for b in range(len(val["seeds"]))]
-    answers = _answer_block(val, binning.unpack(load_npz(bins_path)), name, queries,
+    answers = _answer_block(val, _load_bins(bins_path, val["seeds"]), name, queries, privacy,
                             lambda ids, n_bins, b, noise: release(ids, n_bins, errors[b], privacy["scale"], noise))
+    ledger.record(ledger_path, ledger.load(previous_ledger), name, val["seeds"], query, "oracle_errors", privacy)
     _save_answers(out_path, answers, val["seeds"])
 
 
@@ -144,7 +153,7 @@ def reweight_source(source_path, weights_path, bins_out, q, solver, mechanism, b
     source = _load_block(source_path, ("x",))
     x, seeds = source["x"], source["seeds"]
     weights = np.ones(x.shape[:2])
-    edges = binning.unpack(load_npz(bins_path)) if bins_path else None
+    edges = _load_bins(bins_path, seeds) if bins_path else None
     if marginals_path is not None:
         marginals = _load_block(marginals_path, ("answers", "n_bins"), seeds)
         for b in range(len(seeds)):
@@ -176,8 +185,8 @@ def estimate_labels(source_path, weights_path, bins_path, model_paths, answer_pa
     source = _load_block(source_path, ("x",))
     x, seeds = source["x"], source["seeds"]
     weights = _load_block(weights_path, ("weights",), seeds)["weights"]
-    edges = binning.unpack(load_npz(bins_path))
-    predictions = [mlp.predict(load_npz(p), x) for p in model_paths]
+    edges = _load_bins(bins_path, seeds)
+    predictions = [mlp.predict(_load_block(p, (), seeds), x) for p in model_paths]
     answers = [_load_block(p, ("answers", "n_bins"), seeds) for p in answer_paths]
     counts = _load_block(counts_path, ("answers", "n_bins"), seeds) if counts_path else None
     relaxed = np.empty(x.shape[:2])
@@ -226,7 +235,7 @@ def evaluate_hypotheses(test_path, models, out_path, name, eps):
     test = _load_block(test_path, ("x", "y"))
     rows = []
     for (variant, t), path in models.items():
-        for seed, acc in zip(test["seeds"], _accuracy(load_npz(path), test)):
+        for seed, acc in zip(test["seeds"], _accuracy(_load_block(path, (), test["seeds"]), test)):
             rows.append({"dataset": name, "seed": int(seed), "eps": eps, "variant": variant, "t": t,
                          "accuracy": acc})
     save_csv(out_path, pd.DataFrame(rows))

@@ -46,6 +46,9 @@ def train_mlps(x, y, w, hidden, init_seeds, epochs, batch_size, lr, holdout=0.0,
     shapes = _param_shapes([x.shape[2], *hidden, 1])
     params = [p.to(dev) for p in _init_params(generators, shapes)]
     fit, held = _split(generators, x.shape[1], holdout if patience else 0.0)
+    if patience and not held.shape[1]:
+        raise ValueError(f"early stopping (patience {patience}) needs held-out samples, but holdout "
+                         f"{holdout} of {x.shape[1]} samples holds out none")
     data = _to_device(mlp.standardise(x, mean, std), y, w, dev)
     train, check = _rows_at(fit, *data), _rows_at(held, *data)
     best = [p.clone() for p in params]

@@ -70,7 +70,7 @@ def privacy(wildcards):
         "mechanism": config["mechanism"],
         "planned_queries": planned,
         "sensitivity": d,  # one histogram per feature, sensitivity 1 each
-        "scale": settings.noise_scale(d, planned, eps),
+        "scale": settings.noise_scale(d, T, eps),
         "secret_digest": SECRET_DIGEST,
     }
 
@@ -80,7 +80,7 @@ def noise_scale(wildcards):
 
 
 def n_val(wildcards):
-    return round(spec(wildcards)["n_target"] * config["val_fraction"])
+    return settings.n_val(spec(wildcards)["n_target"], config["val_fraction"])
 
 
 def bins_per_feature(wildcards):

@@ -78,6 +78,7 @@ def test_paper_mechanism_is_audited_and_reported():
     assert len(table) == 6
     assert np.isfinite(table[["eps_lower", "p", "q", "p_lower", "q_upper"]].to_numpy()).all()
     assert table[["p", "q"]].stack().between(0, 1).all()
+    assert (table.eps_lower <= table.exact_eps).all()      # a lower bound, as it claims to be
 
 
 def test_exact_epsilon_of_the_paper_mechanism():

@@ -7,13 +7,27 @@ import pytest
 from expril import io
 
 
-def test_failed_write_leaves_nothing(tmp_path):
+def test_failed_write_leaves_nothing_and_keeps_the_old_file(tmp_path):
     target = tmp_path / "out.npz"
     with pytest.raises(RuntimeError):
         with io.atomic_path(target) as tmp:
             tmp.write_bytes(b"partial")
             raise RuntimeError("killed mid-way")
     assert list(tmp_path.iterdir()) == []
+    target.write_bytes(b"old")
+    with pytest.raises(RuntimeError):
+        with io.atomic_path(target) as tmp:
+            tmp.write_bytes(b"partial")
+            raise RuntimeError("killed mid-way")
+    assert list(tmp_path.iterdir()) == [target] and target.read_bytes() == b"old"
+
+
+def test_npz_under_any_name_and_unreadable_files_name_the_path(tmp_path):
+    io.save_npz(tmp_path / "weights.bin", x=np.arange(2))    # np.savez alone would add ".npz"
+    assert list(tmp_path.iterdir()) == [tmp_path / "weights.bin"]
+    (tmp_path / "cut.npz").write_bytes(b"PK\x03\x04 truncated")
+    with pytest.raises(ValueError, match="cut.npz: not a readable .npz"):
+        io.load_npz(tmp_path / "cut.npz")
 
 
 def test_written_file_has_umask_permissions_and_round_trips(tmp_path):

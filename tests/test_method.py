@@ -70,8 +70,11 @@ def test_oracle_noise_has_laplace_scale_and_is_clipped():
     assert draws.min() >= 0 and draws.max() <= 1
     # Away from the clip, answer = 0.5 + Lap(scale)/count: median absolute deviation = scale ln2 / count.
     assert np.median(np.abs(draws - 0.5)) == pytest.approx(scale * np.log(2) / count, rel=0.05)
-    small = oracle.answer_errors(ids[:4], n_bins, errors[:4], scale, gen)
-    assert small[0] in (0.0, 1.0) or 0 < small[0] < 1
+    # A bin of 4 samples, all errors: (4 + Lap(20)) / 4 clips to 1 when the noise is >= 0 (p = 1/2)
+    # and to 0 when it is <= -4 (p = exp(-4/20) / 2).
+    small = np.array([oracle.answer_errors(ids[:4], n_bins, errors[:4], scale, gen)[0] for _ in range(20000)])
+    assert (small == 1.0).mean() == pytest.approx(0.5, abs=0.015)
+    assert (small == 0.0).mean() == pytest.approx(np.exp(-4 / scale) / 2, abs=0.015)
 
 
 def test_empty_bin_does_not_divide_by_zero():

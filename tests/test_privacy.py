@@ -11,18 +11,29 @@ from workflow import ROOT, boundary_violations, plan, snakemake
 
 
 def _privacy(eps, planned=3, d=10, mechanism="paper"):
+    """T = 2 iterations: 3 queries with the IS step, 2 without."""
     return {"eps": eps, "mechanism": mechanism, "planned_queries": planned, "sensitivity": d,
-            "scale": settings.noise_scale(d, planned, eps)}
+            "scale": settings.noise_scale(d, 2, eps)}
 
 
-def test_planned_queries_spend_exactly_the_budget(tmp_path):
+@pytest.mark.parametrize("eps", [1.0, 2.0, 0.5, 5.0])
+def test_planned_queries_spend_exactly_the_budget(tmp_path, eps):
+    # Each query reads the previous one's ledger file, as the oracle jobs do: its eps_spent must
+    # come back exactly (2/3 written as 0.666667 would sum above the budget of 2).
     book = None
     for i, query in enumerate(["marginals", "errors_t0", "errors_t1"]):
-        book = ledger.record(tmp_path / f"{i}.csv", book, "C", [0, 1], query, "oracle_errors", _privacy(1.0))
-    spent = book.groupby("seed")["eps_spent"].sum()
-    assert np.allclose(spent, 1.0) and len(book) == 6
-    written = pd.read_csv(tmp_path / "2.csv")
-    assert list(written.columns) == ledger.COLUMNS and len(written) == 6
+        ledger.record(tmp_path / f"{i}.csv", book, "C", [0, 1], query, "oracle_errors", _privacy(eps))
+        book = ledger.load(tmp_path / f"{i}.csv")
+    assert np.allclose(book.groupby("seed")["eps_spent"].sum(), eps) and len(book) == 6
+    assert list(book.columns) == ledger.COLUMNS
+
+
+def test_without_the_is_step_the_paper_noise_spends_two_thirds(tmp_path):
+    book = None
+    for query in ["errors_t0", "errors_t1"]:
+        book = ledger.record(tmp_path / "l.csv", book, "A", [0], query, "oracle_errors", _privacy(1.0, planned=2))
+    assert np.isclose(book["eps_spent"].sum(), 2 / 3)
+    assert settings.noise_scale(10, 2, 1.0) == 30.0     # Eq. 14: d (T+1) / eps
 
 
 def test_query_beyond_the_plan_fails_before_writing(tmp_path):
@@ -48,10 +59,16 @@ def test_no_noise_spends_infinite_budget_only_when_allowed(tmp_path):
         ledger.record(tmp_path / "b.csv", None, "A", [0], "errors_t0", "oracle_errors", _privacy(1.0) | {"scale": 0.0})
 
 
-def test_noise_depends_on_the_secret_and_is_reproducible(monkeypatch):
-    draw = lambda secret: oracle.noise_generator(secret, "A", 3, "errors_t0").laplace(size=5)
-    assert np.array_equal(draw("s1"), draw("s1"))
-    assert not np.allclose(draw("s1"), draw("s2"))
+def test_noise_depends_on_the_secret_and_the_whole_query_and_is_reproducible(monkeypatch):
+    edges = [np.array([0.5, 1.5]), np.array([2.0])]
+    def draw(secret="s1", query="errors_t0/abc", bins=edges, scale=30.0):
+        return oracle.noise_generator(secret, "A", 3, query, bins, scale).laplace(size=5)
+    assert np.array_equal(draw(), draw())
+    # Another secret, model, bin edge, split of the edges between features or noise scale: fresh
+    # noise, so that no two answers share a draw whose difference would cancel it.
+    for other in [draw("s2"), draw(query="errors_t0/abd"), draw(bins=[np.array([0.5, 1.6]), edges[1]]),
+                  draw(bins=[np.array([0.5]), np.array([1.5, 2.0])]), draw(scale=15.0)]:
+        assert not np.allclose(draw(), other)
     monkeypatch.setenv(oracle.SECRET_VARIABLE, "from-the-environment")
     assert oracle.secret() == "from-the-environment"
     monkeypatch.delenv(oracle.SECRET_VARIABLE)
@@ -104,3 +121,20 @@ def test_a_new_model_gets_fresh_noise(tmp_path):
         released = load_npz(tmp_path / f"q{label}.npz")["answers"][0]
         noise.append(released - binning.bin_sums(ids, n_bins, y[0] != label))
     assert not np.allclose(noise[0], noise[1])
+
+
+def test_oracle_refuses_bins_that_do_not_match_its_noise_plan(tmp_path):
+    """Bins over 3 features for a noise scale set for d = 2 would spend more than the ledger says;
+    bins of another seed block would answer the wrong runs. Neither leaves a ledger or answer."""
+    from expril import binning, io, steps
+    x = np.random.default_rng(0).normal(size=(1, 20, 2))
+    io.save_npz(tmp_path / "val.npz", x=x, y=np.zeros((1, 20), dtype=np.int8), seeds=np.array([0]))
+    wide = [np.array([0.0])] * 3
+    io.save_npz(tmp_path / "wide.npz", seeds=np.array([0]), **binning.pack([wide]))
+    io.save_npz(tmp_path / "other.npz", seeds=np.array([7]), **binning.pack([wide[:2]]))
+    privacy = _privacy(1.0, planned=2, d=2)
+    for bins, message in [("wide.npz", "cover 3 features.*d = 2"), ("other.npz", "holds seeds \\[7\\]")]:
+        with pytest.raises(ValueError, match=message):
+            steps.oracle_marginals(tmp_path / "val.npz", tmp_path / bins, tmp_path / "answers.npz",
+                                   tmp_path / "ledger.csv", "A", privacy)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other.npz", "val.npz", "wide.npz"]

@@ -138,8 +138,8 @@ def test_table1():
     t1 = report.table1(_config()).set_index("dataset")
     a, c, ctg = t1.loc["A"], t1.loc["C"], t1.loc["CTG-B"]
     assert (a.queries, a.is_step, a.n_val, a.n_test, a.d) == (2, "No", 1250, 1250, 2)
-    assert a.lambda_eps1 == pytest.approx(4.0)
-    assert a.q_eps1 == round(1250 / (4 * math.sqrt(2) * 4)) == 55
+    assert a.lambda_eps1 == pytest.approx(6.0)     # Eq. 14: d (T+1) / eps, also without IS step
+    assert a.q_eps1 == round(1250 / (4 * math.sqrt(2) * 6)) == 37
     assert a.lambda_epsinf == 0 and a.q_epsinf == math.ceil(math.sqrt(1250))
     assert a.parameters == "15 clusters, d_i = 2" and a.hidden == "[16,256,256,16]"
     assert (c.queries, c.is_step, c.lambda_eps1) == (3, "Yes", 30.0)
@@ -152,6 +152,7 @@ def test_figure1_files(tmp_path):
     report.figure1(_long(), T, pdf, png)
     assert pdf.stat().st_size > 0 and png.stat().st_size > 0
     assert sorted(p.name for p in pdf.parent.iterdir()) == ["figure1.pdf", "figure1.png"]
+    assert b"CreationDate" not in pdf.read_bytes()     # the same results give the same file
 
 
 def test_write_all(tmp_path):

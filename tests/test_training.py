@@ -187,8 +187,15 @@ def test_early_stopping_keeps_the_best_epoch_and_saves_work():
         np.testing.assert_array_equal(stopped[key], longer[key], err_msg=key)
 
 
-def test_no_patience_trains_every_epoch_on_every_sample():
+def test_holdout_is_ignored_without_patience():
     x, y, w = problem(2, 100, 3)
     plain = train(x, y, w, SHALLOW, [1, 2], epochs=3)
     ignored = train(x, y, w, SHALLOW, [1, 2], epochs=3, holdout=0.5, patience=0)
     np.testing.assert_array_equal(plain["W0"], ignored["W0"])
+
+
+def test_early_stopping_without_held_out_samples_fails():
+    # Otherwise every network would "stop" after `patience` epochs of NaN losses, untrained.
+    x, y, w = problem(2, 100, 3)
+    with pytest.raises(ValueError, match="holds out none"):
+        train(x, y, w, SHALLOW, [1, 2], holdout=0.001, patience=3)

@@ -97,3 +97,16 @@ def test_tables_do_not_depend_on_seed_blocks_or_cores(smoke, tmp_path):
     assert (tmp_path / "data" / "A" / "1-1").is_dir()        # the runs really were split
     for name in ["accuracies.csv", "table2.csv", "table2.md", "table1.csv", "fidelity.csv", "privacy_ledger.csv"]:
         assert (tmp_path / name).read_bytes() == (smoke / name).read_bytes(), name
+
+
+@pytest.mark.parametrize("change, expected", [
+    (lambda c: c["benchmarks"]["A"].update(shfit=True), "shfit"),       # a misspelt key
+    (lambda c: c.update(datasets=["A.x"]), "A.x"),                        # not a wildcard-safe name
+])
+def test_schema_rejects_what_would_fail_later(change, expected):
+    from snakemake.exceptions import WorkflowError
+    from snakemake.utils import validate
+    config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    change(config)
+    with pytest.raises(WorkflowError, match=expected):
+        validate(config, str(ROOT / "config.schema.yaml"))
