@@ -3,10 +3,10 @@ import math
 import shutil
 
 import numpy as np
-import pandas as pd
 import pytest
 
-from expril import ledger, oracle, settings
+from expril import binning, ledger, mlp, oracle, settings, steps
+from expril.io import load_npz, save_npz
 from workflow import ROOT, boundary_violations, plan, snakemake
 
 
@@ -102,8 +102,6 @@ def test_boundary_audit_catches_a_miswired_learner_rule(tmp_path):
 def test_a_new_model_gets_fresh_noise(tmp_path):
     """Re-asking a query with another model must not reuse the noise draw: the difference of the
     two answers would then be the exact difference of the error counts."""
-    from expril import binning, mlp, steps
-    from expril.io import load_npz, save_npz
 
     rng = np.random.default_rng(0)
     x = rng.uniform(size=(1, 60, 2))
@@ -126,12 +124,11 @@ def test_a_new_model_gets_fresh_noise(tmp_path):
 def test_oracle_refuses_bins_that_do_not_match_its_noise_plan(tmp_path):
     """Bins over 3 features for a noise scale set for d = 2 would spend more than the ledger says;
     bins of another seed block would answer the wrong runs. Neither leaves a ledger or answer."""
-    from expril import binning, io, steps
     x = np.random.default_rng(0).normal(size=(1, 20, 2))
-    io.save_npz(tmp_path / "val.npz", x=x, y=np.zeros((1, 20), dtype=np.int8), seeds=np.array([0]))
+    save_npz(tmp_path / "val.npz", x=x, y=np.zeros((1, 20), dtype=np.int8), seeds=np.array([0]))
     wide = [np.array([0.0])] * 3
-    io.save_npz(tmp_path / "wide.npz", seeds=np.array([0]), **binning.pack([wide]))
-    io.save_npz(tmp_path / "other.npz", seeds=np.array([7]), **binning.pack([wide[:2]]))
+    save_npz(tmp_path / "wide.npz", seeds=np.array([0]), **binning.pack([wide]))
+    save_npz(tmp_path / "other.npz", seeds=np.array([7]), **binning.pack([wide[:2]]))
     privacy = _privacy(1.0, planned=2, d=2)
     for bins, message in [("wide.npz", "cover 3 features.*d = 2"), ("other.npz", "holds seeds \\[7\\]")]:
         with pytest.raises(ValueError, match=message):
