@@ -91,9 +91,9 @@ def split_target(target_path, val_path, test_path, name, val_fraction):
 
 # --- oracle (the only steps that read target_val) ---------------------------------------------
 
-def _answer_block(val, edges, name, queries, privacy, answer):
-    """Answer one query for every seed of a block: answer(ids, n_bins, b, noise); queries[b] names
-    seed b's query in its noise stream."""
+def _answer_block(val, edges, name, queries, privacy, release, per_seed=None):
+    """Answer one query for every seed of a block: release(ids, n_bins, [per_seed[b],] scale,
+    noise); queries[b] names seed b's query in its noise stream."""
     secret = oracle.secret()
     answers = []
     for b, seed in enumerate(val["seeds"]):
@@ -103,7 +103,8 @@ def _answer_block(val, edges, name, queries, privacy, answer):
         n_bins = binning.bin_counts(edges[b]).sum()
         ids = binning.bin_ids(edges[b], val["x"][b])
         noise = oracle.noise_generator(secret, name, int(seed), queries[b], edges[b], privacy["scale"])
-        answers.append(answer(ids, n_bins, b, noise))
+        extra = () if per_seed is None else (per_seed[b],)
+        answers.append(release(ids, n_bins, *extra, privacy["scale"], noise))
     return answers
 
 
@@ -113,7 +114,7 @@ def oracle_marginals(val_path, bins_path, out_path, ledger_path, name, privacy):
     val = _load_block(val_path, ("x",))
     release = oracle.answer_marginals if privacy["mechanism"] == "paper" else oracle.answer_counts
     answers = _answer_block(val, _load_bins(bins_path, val["seeds"]), name, ["marginals"] * len(val["seeds"]),
-                            privacy, lambda ids, n_bins, b, noise: release(ids, n_bins, privacy["scale"], noise))
+                            privacy, release)
     # Accounted (and checked) once the answers exist, before any is released.
     ledger.record(ledger_path, None, name, val["seeds"], "marginals", "oracle_marginals", privacy)
     _save_answers(out_path, answers, val["seeds"])
@@ -130,8 +131,7 @@ def oracle_errors(val_path, bins_path, model_path, out_path, ledger_path, name, 
     release = oracle.answer_errors if privacy["mechanism"] == "paper" else oracle.answer_error_counts
     # The submitted network is part of the query: another model gets fresh noise.
     queries = [f"{query}/{mlp.digest(model, b)}" for b in range(len(val["seeds"]))]
-    answers = _answer_block(val, _load_bins(bins_path, val["seeds"]), name, queries, privacy,
-                            lambda ids, n_bins, b, noise: release(ids, n_bins, errors[b], privacy["scale"], noise))
+    answers = _answer_block(val, _load_bins(bins_path, val["seeds"]), name, queries, privacy, release, errors)
     ledger.record(ledger_path, ledger.load(previous_ledger), name, val["seeds"], query, "oracle_errors", privacy)
     _save_answers(out_path, answers, val["seeds"])
 

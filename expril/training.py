@@ -3,6 +3,7 @@
 The B networks of a block share no parameter: each layer's weights are stacked over the
 networks and every step is a batched matmul, so one Python process trains the whole block.
 """
+import ctypes
 import math
 import time
 
@@ -39,6 +40,7 @@ def train_mlps(x, y, w, hidden, init_seeds, epochs, batch_size, lr, holdout=0.0,
     `log(str)` gets progress every 10 % of epochs and when the last network stops.
     """
     torch.set_num_threads(threads)
+    _keep_freed_memory()
     dev = resolve_device(device)
     x, y, w = _check_data(x, y, w, init_seeds)
     mean, std = mlp.fit_standardisation(x)
@@ -114,6 +116,18 @@ def _held_out_loss(params, shapes, inputs, labels, weights):
         logits = forward(_views(params, shapes), F.pad(inputs, (0, 0, 0, pad)))
         per_sample = F.binary_cross_entropy_with_logits(logits, F.pad(labels, (0, pad)), reduction="none")
         return (F.pad(weights, (0, pad)) * per_sample).sum(dim=1) / n
+
+
+def _keep_freed_memory():
+    """Have glibc's malloc keep freed memory for reuse instead of handing it back to the kernel.
+    With its defaults, large tensors are mmap-ed and the heap is trimmed as soon as a few tens of
+    MB lie free, so a block's steps keep writing to fresh pages: 60,000-120,000 page faults per
+    call for 100 [16,256,256,16] networks, and A's h* block trained in 124 s instead of 113 s.
+    Changes no number. Other C libraries (macOS, musl) are left as they are."""
+    mallopt = getattr(ctypes.CDLL(None), "mallopt", None)
+    if mallopt:
+        mallopt(-4, 0)          # M_MMAP_MAX: nothing is mmap-ed, all comes from the heap
+        mallopt(-1, 1 << 30)    # M_TRIM_THRESHOLD: keep up to 1 GiB of free heap
 
 
 def resolve_device(device):
