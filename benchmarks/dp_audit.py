@@ -102,7 +102,7 @@ def main():
     table = audit_table(tuple(MECHANISMS), BIN_SIZES, SCALES, SAMPLES, seed=0)
     seconds = time.perf_counter() - start
     save_text(OUTPUT, INTRO.format(samples=SAMPLES, seconds=seconds) + summary(table) + "\n"
-                      + markdown(table))
+              + markdown(table))
     print(f"wrote {OUTPUT} in {seconds:.0f} s")
 
 

@@ -1,7 +1,7 @@
 """Measure the workflow on this machine and write benchmarks/RESULTS.md.
 
-    .venv/bin/python -m benchmarks.pipeline               # everything (about an hour on 2 cores)
-    .venv/bin/python -m benchmarks.pipeline --parts de    # only parts d and e, keeping the others
+    .venv/bin/python -m benchmarks.pipeline               # everything (about two hours on 2 cores)
+    .venv/bin/python -m benchmarks.pipeline --parts de    # only parts d and e (d alone ~45 min), keeping the others
 
 Figures: (a) wall time of the full reproduction and of the smoke configuration; (b) the share
 of wall time outside the steps' own work, from per-job timings; (c) no-op rerun and dry-run
@@ -81,11 +81,13 @@ def overhead(results, wall, cores):
     }
 
 
-def batched_vs_single(n_nets=16):
-    """The pipeline's mix of networks (every dataset's h*, n_nets seeds each) trained as the
-    workflow does, one process per dataset training its seeds as one block, and one process per
-    network, as a job-per-network pipeline would. Returns one row per dataset."""
+def batched_vs_single():
+    """The pipeline's mix of networks (every dataset's h* for the seeds of one of config.yaml's
+    seed blocks) trained as the workflow does, one process per dataset training its seeds as one
+    block, and one process per network, as a job-per-network pipeline would. Returns one row per
+    dataset."""
     config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    n_nets = config["seed_block"]
     last = n_nets - 1
     call = ("from expril import steps; import yaml; c = yaml.safe_load(open('config.yaml'));"
             "steps.reference_models('{v}', '{t}', '{o}.csv', '{o}.npz', '{name}',"
@@ -115,6 +117,7 @@ def batched_vs_single(n_nets=16):
                          for b in range(n_nets))
             block = pd.read_csv(tmp / f"{name}_block.csv")["h_star"].tolist()
             alone = [pd.read_csv(tmp / f"{name}_single{b}.csv")["h_star"].item() for b in range(n_nets)]
+            print(f"(d) {name}: batched {batched:.1f} s, one at a time {single:.1f} s", flush=True)
             rows.append({"dataset": name, "hidden": config["benchmarks"][name]["hidden"], "networks": n_nets,
                          "batched": batched, "single": single, "same": block == alone})
     return pd.DataFrame(rows)
@@ -203,9 +206,10 @@ def section_c():
 
 def section_d():
     rows = batched_vs_single()
-    lines = [f"Every dataset's h* for {rows['networks'][0]} seeds (early stopping as in config.yaml), trained as the"
-             " workflow trains them, one process per dataset training its seeds as one block, and one process"
-             " per network, as a job-per-network pipeline would. Times include each process's start-up.\n",
+    lines = [f"Every dataset's h* for one seed block of config.yaml ({rows['networks'][0]} seeds, early stopping),"
+             " trained as the workflow trains them, one process per dataset training its seeds as one block, and"
+             " one process per network, as a job-per-network pipeline would. Times include each process's"
+             " start-up.\n",
              "| dataset | network | batched | one at a time | ratio | identical accuracies |", "|---|---|---|---|---|---|"]
     lines += [f"| {r.dataset} | {r.hidden} | {r.batched:.1f} s | {r.single:.1f} s | {r.single / r.batched:.1f}x |"
               f" {r.same} |" for r in rows.itertuples()]
@@ -247,7 +251,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--parts", default="abcdeg",
                         help="parts to measure (letters; a also gives b and f), the others are kept from RESULTS.md;"
-                             " default: all, about an hour on 2 cores. 'g' and the no-op rerun of 'c' need a"
+                             " default: all, about two hours on 2 cores. 'g' and the no-op rerun of 'c' need a"
                              " finished full reproduction in results/")
     args = parser.parse_args()
     cores = os.cpu_count()

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from expril import io, mlp
-from expril.training import _Adam, forward, train_mlps
+from expril.training import _Adam, forward, resolve_device, train_mlps
 
 DEEP, SHALLOW = [16, 256, 256, 16], [32, 32]
 
@@ -134,9 +134,27 @@ def test_bad_training_inputs_are_refused():
         train(x, y, w, SHALLOW, [1])
     with pytest.raises(ValueError, match="must both be"):
         train(x, y[:, :10], w, SHALLOW, [1, 2])
+    with pytest.raises(ValueError, match="'cpu', 'cuda' or 'auto'"):
+        train(x, y, w, SHALLOW, [1, 2], device="gpu")
     if not torch.cuda.is_available():
         with pytest.raises(RuntimeError, match="cuda"):
             train(x, y, w, SHALLOW, [1, 2], device="cuda")
+
+
+def test_auto_device_trains_where_torch_sees_a_device():
+    """`device: auto` takes CUDA when torch sees it, and then trains the same networks as the CPU
+    up to float rounding (the initialisation, split and batch order are drawn on the CPU);
+    without CUDA it is the CPU, bit for bit."""
+    cuda = torch.cuda.is_available()
+    assert resolve_device("auto").type == ("cuda" if cuda else "cpu")
+    x, y, w = problem(2, 100, 3)
+    auto, cpu = train(x, y, w, SHALLOW, [4, 5], device="auto"), train(x, y, w, SHALLOW, [4, 5])
+    for b in range(2):
+        if cuda:
+            for key in cpu:
+                np.testing.assert_allclose(auto[key][b], cpu[key][b], rtol=1e-3, atol=1e-5, err_msg=key)
+        else:
+            assert_same_network(auto, b, cpu, b)
 
 
 def test_constant_model():

@@ -4,6 +4,8 @@ import math
 import pandas as pd
 import pytest
 import yaml
+from snakemake.exceptions import WorkflowError
+from snakemake.utils import validate
 
 from workflow import ROOT, counts, plan, snakemake
 
@@ -32,6 +34,16 @@ def test_full_config_plans_every_run_variant_and_epsilon():
     assert covered == list(range(100))
     eps_dirs = {part for job in jobs for f in job["output"] for part in f.split("/") if part.startswith("eps")}
     assert eps_dirs == {"eps1", "epsinf"}
+
+
+def test_cuda_asks_a_gpu_for_the_training_jobs_only():
+    """The CUDA path as far as a machine without a GPU can plan it: the jobs that train networks
+    request one (the SLURM profile turns that into a GPU request), and no other job does."""
+    def gpu_rules(device):
+        jobs = plan("--configfile", "tests/smoke.yaml", "--config", f"device={device}")
+        return {job["rule"] for job in jobs if "gpu=1" in job["resources"]}
+    assert gpu_rules("cuda") == {"train_hypothesis", "reference_models"}
+    assert gpu_rules("cpu") == set()
 
 
 def test_config_errors_name_the_key():
@@ -104,8 +116,6 @@ def test_tables_do_not_depend_on_seed_blocks_or_cores(smoke, tmp_path):
     (lambda c: c.update(datasets=["A.x"]), "A.x"),                        # not a wildcard-safe name
 ])
 def test_schema_rejects_what_would_fail_later(change, expected):
-    from snakemake.exceptions import WorkflowError
-    from snakemake.utils import validate
     config = yaml.safe_load((ROOT / "config.yaml").read_text())
     change(config)
     with pytest.raises(WorkflowError, match=expected):

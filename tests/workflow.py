@@ -17,14 +17,14 @@ def snakemake(*args, check=True):
 
 
 def plan(*args):
-    """Every job Snakemake would run (forced), as dicts with rule, input and output lists."""
+    """Every job Snakemake would run (forced), as dicts with rule, input, output and resources lists."""
     out = snakemake("--dry-run", "--forceall", *args).stdout
     jobs, job = [], None
     for line in out.splitlines():
         if m := re.match(r"(?:local)?rule (\w+):$", line):
-            job = {"rule": m.group(1), "input": [], "output": []}
+            job = {"rule": m.group(1), "input": [], "output": [], "resources": []}
             jobs.append(job)
-        elif job and (m := re.match(r"    (input|output): (.*)$", line)):
+        elif job and (m := re.match(r"    (input|output|resources): (.*)$", line)):
             job[m.group(1)] = m.group(2).split(", ")
     return jobs
 
