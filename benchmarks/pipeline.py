@@ -1,7 +1,7 @@
 """Measure the workflow on this machine and write benchmarks/RESULTS.md.
 
     .venv/bin/python -m benchmarks.pipeline               # everything (about two hours on 2 cores)
-    .venv/bin/python -m benchmarks.pipeline --parts de    # only parts d and e (d alone ~45 min), keeping the others
+    .venv/bin/python -m benchmarks.pipeline --parts de    # only parts d and e (d alone about an hour), keeping the others
 
 Figures: (a) wall time of the full reproduction and of the smoke configuration; (b) the share
 of wall time outside the steps' own work, from per-job timings; (c) no-op rerun and dry-run
@@ -89,7 +89,7 @@ def batched_vs_single():
     config = yaml.safe_load((ROOT / "config.yaml").read_text())
     n_nets = config["seed_block"]
     last = n_nets - 1
-    # The step's own time (after imports) goes to {o}.seconds, to show what start-up adds.
+    # The step's own time goes to {o}.seconds, to show what start-up adds (the step imports torch).
     call = ("from expril import steps; import time, yaml; c = yaml.safe_load(open('config.yaml'));"
             "start = time.perf_counter();"
             "steps.reference_models('{v}', '{t}', '{o}.csv', '{o}.npz', '{name}',"
@@ -214,11 +214,13 @@ def section_d():
              " trained as the workflow trains them, one process per dataset training its seeds as one block, and"
              " one process per network, as a job-per-network pipeline would. Wall times include each process's"
              " start-up (Python, torch and expril imports); 'step only' counts the step's own time in each"
-             " process (loading the split, training, scoring), as if the processes had been started for free.\n",
+             " process (importing torch, loading the split, training, scoring): it leaves out the Python,"
+             " NumPy, pandas, SciPy and expril imports, not torch's.\n",
              "| dataset | network | batched | one at a time | ratio | step only: batched | one at a time | ratio"
              " | identical accuracies |", "|---|---|---|---|---|---|---|---|---|"]
-    total = rows.sum(numeric_only=True)
-    for r in [*rows.itertuples(), pd.Series({**total, "dataset": "all", "hidden": "", "same": rows["same"].all()})]:
+    times = ["batched", "single", "batched_step", "single_step"]
+    total = pd.DataFrame([{"dataset": "all", "hidden": "", **rows[times].sum(), "same": rows["same"].all()}])
+    for r in pd.concat([rows, total]).itertuples():
         lines.append(f"| {r.dataset} | {r.hidden} | {r.batched:.1f} s | {r.single:.1f} s | {r.single / r.batched:.1f}x"
                      f" | {r.batched_step:.1f} s | {r.single_step:.1f} s | {r.single_step / r.batched_step:.1f}x"
                      f" | {r.same} |")
