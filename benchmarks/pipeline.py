@@ -116,15 +116,15 @@ def batched_vs_single():
                 for b in range(n_nets):
                     np.savez(tmp / f"{name}_{k}{b}.npz", x=arrays["x"][b:b + 1], y=arrays["y"][b:b + 1],
                              seeds=arrays["seeds"][b:b + 1])
-            batched = run(name, split["val"], split["test"], tmp / f"{name}_block")
-            single = sum(run(name, tmp / f"{name}_val{b}.npz", tmp / f"{name}_test{b}.npz", tmp / f"{name}_single{b}")
+            batched, batched_step = run(name, split["val"], split["test"], tmp / f"{name}_block")
+            single, single_step = sum(run(name, tmp / f"{name}_val{b}.npz", tmp / f"{name}_test{b}.npz", tmp / f"{name}_single{b}")
                          for b in range(n_nets))
             block = pd.read_csv(tmp / f"{name}_block.csv")["h_star"].tolist()
             alone = [pd.read_csv(tmp / f"{name}_single{b}.csv")["h_star"].item() for b in range(n_nets)]
-            print(f"(d) {name}: batched {batched[0]:.1f} s, one at a time {single[0]:.1f} s", flush=True)
+            print(f"(d) {name}: batched {batched:.1f} s, one at a time {single:.1f} s", flush=True)
             rows.append({"dataset": name, "hidden": config["benchmarks"][name]["hidden"], "networks": n_nets,
-                         "batched": batched[0], "single": single[0], "batched_step": batched[1],
-                         "single_step": single[1], "same": block == alone})
+                         "batched": batched, "single": single, "batched_step": batched_step,
+                         "single_step": single_step, "same": block == alone})
     return pd.DataFrame(rows)
 
 
