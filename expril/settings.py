@@ -1,17 +1,29 @@
 """Quantities derived from the configuration, shared by the rules and the tables."""
 import math
+from decimal import Decimal
 
 
 def format_eps(eps):
-    """Wildcard form of an epsilon: 'inf', '1', '0.5'."""
+    """Wildcard form of an epsilon: 'inf', '1', '0.5', '0.00001' (positional, never '1e-05')."""
     eps = float(eps)
     if math.isinf(eps):
         return "inf"
-    return str(int(eps)) if eps.is_integer() else repr(eps)
+    return str(int(eps)) if eps.is_integer() else format(Decimal(repr(eps)), "f")
 
 
 def parse_eps(text):
     return float(text)
+
+
+def config_eps(value):
+    """An epsilon as the config gives it, numeric text read as its number: `--config
+    epsilons=[0.5,inf]` passes every list item as text."""
+    if isinstance(value, str) and value != "inf":
+        try:
+            return float(value)
+        except ValueError:
+            pass  # left to the schema, whose error names the key and the value
+    return value
 
 
 def counts_query(importance_sampling, mechanism):

@@ -29,6 +29,7 @@ rule aggregate_results:
         fidelity_csv=f"{R}/fidelity.csv",
         fidelity_claims=f"{R}/fidelity_claims.csv",
     params:
+        code=package_code("aggregate_results"),
         config={k: v for k, v in config.items() if k != "results"},
     log:
         f"{R}/logs/aggregate_results.log",

@@ -1,12 +1,15 @@
 # Configuration checks, path helpers and wildcard constraints shared by every stage.
 import hashlib
 import os
+from pathlib import Path
 
 from snakemake.utils import validate
 
-from expril import oracle, settings
+from expril import code_version, oracle, settings
 
 
+if isinstance(config.get("epsilons"), list):
+    config["epsilons"] = [settings.config_eps(e) for e in config["epsilons"]]
 validate(config, schema="../config.schema.yaml", set_default=True)
 for _name in config["datasets"]:
     if _name not in config["benchmarks"]:
@@ -39,6 +42,12 @@ localrules:
     init_hypothesis,
     aggregate_results,
     publish_summary,
+
+
+def package_code(script):
+    """Digest of the package code a workflow script runs (expril/code_version.py): every script
+    rule declares it as params.code, so an edit to that code reruns the rule's jobs."""
+    return code_version.script_digest(Path(workflow.basedir) / "workflow_scripts" / f"{script}.py")
 
 
 def spec(wildcards):

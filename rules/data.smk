@@ -10,6 +10,7 @@ rule generate_data:
         source=f"{R}/data/{{dataset}}/{{seeds}}/source.npz",
         target=f"{R}/curator/{{dataset}}/{{seeds}}/target.npz",
     params:
+        code=package_code("generate_data"),
         spec=generator_spec,
         seeds=lambda wc: settings.block_seeds(wc.seeds),
         redraw=config["redraw"],
@@ -31,6 +32,7 @@ rule split_target:
         val=f"{R}/curator/{{dataset}}/{{seeds}}/target_val.npz",
         test=f"{R}/curator/{{dataset}}/{{seeds}}/target_test.npz",
     params:
+        code=package_code("split_target"),
         val_fraction=config["val_fraction"],
     log:
         f"{R}/logs/split_target/{{dataset}}/{{seeds}}.log",

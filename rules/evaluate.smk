@@ -9,6 +9,7 @@ rule evaluate_hypotheses:
     output:
         f"{R}/eval/{{dataset}}/{{seeds}}/eps{{eps}}/accuracy.csv",
     params:
+        code=package_code("evaluate_hypotheses"),
         models=lambda wc: [(v, t) for v in config["variants"] for t in range(T + 1)],
     log:
         f"{R}/logs/evaluate_hypotheses/{{dataset}}/{{seeds}}/eps{{eps}}.log",
@@ -28,6 +29,7 @@ rule reference_models:
         accuracy=f"{R}/reference/{{dataset}}/{{seeds}}/reference.csv",
         model=f"{R}/reference/{{dataset}}/{{seeds}}/h_star.npz",
     params:
+        code=package_code("reference_models"),
         hidden=lambda wc: spec(wc)["hidden"],
         training=config["training"],
         device=config["device"],

@@ -8,6 +8,7 @@ rule make_bins:
     output:
         f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/marginal_bins.npz",
     params:
+        code=package_code("make_bins"),
         q=bins_per_feature,
     log:
         f"{R}/logs/make_bins/{{dataset}}/{{seeds}}/eps{{eps}}.log",
@@ -26,6 +27,7 @@ rule reweight_source:
         weights=f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/weights.npz",
         bins=f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/error_bins.npz",
     params:
+        code=package_code("reweight_source"),
         q=bins_per_feature,
         solver=config["reweight"],
         mechanism=config["mechanism"],
@@ -43,6 +45,7 @@ rule init_hypothesis:
     output:
         f"{R}/learner/{{dataset}}/{{seeds}}/h0.npz",
     params:
+        code=package_code("init_hypothesis"),
         seeds=lambda wc: settings.block_seeds(wc.seeds),
     log:
         f"{R}/logs/init_hypothesis/{{dataset}}/{{seeds}}.log",
@@ -63,6 +66,7 @@ rule estimate_labels:
     output:
         f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/{{variant}}/labels_t{{t}}.npz",
     params:
+        code=package_code("estimate_labels"),
         solver=config["labels"],
     log:
         f"{R}/logs/estimate_labels/{{dataset}}/{{seeds}}/eps{{eps}}/{{variant}}/t{{t}}.log",
@@ -82,6 +86,7 @@ rule train_hypothesis:
     output:
         f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/{{variant}}/model_t{{t}}.npz",
     params:
+        code=package_code("train_hypothesis"),
         hidden=lambda wc: spec(wc)["hidden"],
         training=config["training"],
         init_key=lambda wc: ["learner", wc.dataset, wc.eps, wc.variant, int(wc.t)],

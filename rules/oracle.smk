@@ -13,6 +13,7 @@ rule oracle_marginals:
         answers=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}/marginals.npz",
         ledger=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}/marginals.ledger.csv",
     params:
+        code=package_code("oracle_marginals"),
         privacy=privacy,
     log:
         f"{R}/logs/oracle_marginals/{{dataset}}/{{seeds}}/eps{{eps}}.log",
@@ -34,6 +35,7 @@ rule oracle_errors:
         answers=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}/{{variant}}/errors_t{{t}}.npz",
         ledger=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}/{{variant}}/errors_t{{t}}.ledger.csv",
     params:
+        code=package_code("oracle_errors"),
         query=lambda wc: f"eps{wc.eps}/{wc.variant}/errors_t{wc.t}",
         privacy=privacy,
     log:

@@ -10,11 +10,12 @@ h_2 per variant C and I) and one evaluation; per dataset and block, generate_dat
 init_hypothesis and reference_models. aggregate_results reads the whole config, so it always reruns.
 """
 import re
+import shutil
 
 import pytest
 import yaml
 
-from workflow import counts, snakemake
+from workflow import ROOT, counts, replace_once, snakemake
 
 CONFIG = "tests/reruns.yaml"
 
@@ -27,7 +28,7 @@ def results(tmp_path_factory):
     return results
 
 
-def pending(results, tmp_path, change=None, forcerun=None):
+def pending(results, tmp_path, change=None, forcerun=None, cwd=ROOT):
     """The jobs a dry run plans now, with the settings in `change` overriding and the file
     `forcerun` (with all that depends on it) redone. `change` goes in a config file:
     --config KEY=VALUE reads numbers inside lists and mappings as strings."""
@@ -36,7 +37,7 @@ def pending(results, tmp_path, change=None, forcerun=None):
         (tmp_path / "change.yaml").write_text(yaml.safe_dump(change))
         configfiles.append(str(tmp_path / "change.yaml"))
     force = ["--forcerun", str(forcerun)] if forcerun else []
-    out = snakemake("--dry-run", "--configfile", *configfiles, "--config", f"results={results}", *force).stdout
+    out = snakemake("--dry-run", "--configfile", *configfiles, "--config", f"results={results}", *force, cwd=cwd).stdout
     jobs = []
     for line in out.splitlines():
         if m := re.match(r"(?:local)?rule (\w+):$", line):
@@ -132,3 +133,29 @@ def test_redoing_one_file_reruns_only_its_dependents(results, tmp_path):
         "aggregate_results": 1,
     }
     assert all("/A/0-1/epsinf/" in f for f in outputs(jobs))
+
+
+def test_code_edit_reruns_the_rules_that_run_it(tmp_path):
+    """Snakemake's code trigger sees a rule's script, not the package the script imports: the
+    digest of the package code each script runs (params.code) makes an edit rerun exactly the
+    jobs that run it, and what follows. Run in a copy of the project, which the test edits."""
+    project = tmp_path / "project"
+    shutil.copytree(ROOT, project, ignore=shutil.ignore_patterns(
+        ".git", ".venv", ".snakemake", ".pytest_cache", "__pycache__", "results"))
+    small = {"datasets": ["A"], "epsilons": ["inf"]}
+    (tmp_path / "small.yaml").write_text(yaml.safe_dump(small))
+    results = tmp_path / "results"
+    snakemake("--configfile", CONFIG, str(tmp_path / "small.yaml"), "--config", f"results={results}", cwd=project)
+
+    def after(path, old, new):
+        replace_once(project / path, old, new)
+        return counts(pending(results, tmp_path, small, cwd=project))
+
+    assert after("expril/reweight.py", "    n = ids.shape[0]\n", "    # one weight per sample\n    n = ids.shape[0]\n") == {}
+    assert after("expril/report.py", "import matplotlib\n", "import matplotlib\nSCALE = 2\n") == {"aggregate_results": 1}
+    # the weights, then the queries, label estimates and networks built on them (h_1 shared, h_2
+    # per variant) and the evaluation; the data, the split, h_0 and h* stay
+    assert after("expril/reweight.py", "np.full(n, 1 / n)", "np.full(n, 1.0 / n)") == {
+        "reweight_source": 1, "oracle_errors": 2, "estimate_labels": 3, "train_hypothesis": 3,
+        "evaluate_hypotheses": 1, "aggregate_results": 1,
+    }

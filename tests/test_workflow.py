@@ -7,6 +7,7 @@ import yaml
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
+from expril import settings
 from workflow import ROOT, counts, plan, snakemake
 
 DATASETS = ["A", "B", "C", "D", "E", "CTG-A", "CTG-B"]
@@ -34,6 +35,17 @@ def test_full_config_plans_every_run_variant_and_epsilon():
     assert covered == list(range(100))
     eps_dirs = {part for job in jobs for f in job["output"] for part in f.split("/") if part.startswith("eps")}
     assert eps_dirs == {"eps1", "epsinf"}
+
+
+def test_epsilons_from_the_command_line_and_in_scientific_notation():
+    """--config passes list items as text, and a small epsilon would print as '1e-05', which the
+    eps wildcard does not match: both plan, each epsilon in a directory named positionally."""
+    jobs = plan("--configfile", "tests/smoke.yaml", "--config", "epsilons=[1e-5,0.5,inf]")
+    eps_dirs = {part for job in jobs for f in job["output"] for part in f.split("/") if part.startswith("eps")}
+    assert eps_dirs == {"eps0.00001", "eps0.5", "epsinf"}
+    assert [settings.parse_eps(settings.format_eps(e)) for e in (1e-5, 1.5e-7, 0.5, 2)] == [1e-5, 1.5e-7, 0.5, 2]
+    result = snakemake("--dry-run", "--config", "epsilons=[0,inf]", check=False)
+    assert result.returncode != 0 and "instance['epsilons'][0]" in result.stdout + result.stderr
 
 
 def test_cuda_asks_a_gpu_for_the_training_jobs_only():

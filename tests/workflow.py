@@ -8,9 +8,9 @@ ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 
 
-def snakemake(*args, check=True):
-    """Run Snakemake in the repository; return the completed process (output captured)."""
-    result = subprocess.run([*SNAKEMAKE, *args], cwd=ROOT, capture_output=True, text=True)
+def snakemake(*args, check=True, cwd=ROOT):
+    """Run Snakemake in the repository (or a copy of it); return the completed process (output captured)."""
+    result = subprocess.run([*SNAKEMAKE, *args], cwd=cwd, capture_output=True, text=True)
     if check and result.returncode != 0:
         raise AssertionError(f"snakemake {' '.join(args)} failed:\n{(result.stdout + result.stderr)[-4000:]}")
     return result
@@ -27,6 +27,13 @@ def plan(*args):
         elif job and (m := re.match(r"    (input|output|resources): (.*)$", line)):
             job[m.group(1)] = m.group(2).split(", ")
     return jobs
+
+
+def replace_once(path, old, new):
+    """Edit a file in a test's copy of the project."""
+    text = path.read_text()
+    assert text.count(old) == 1, f"{path}: {old!r} is not there exactly once"
+    path.write_text(text.replace(old, new))
 
 
 def counts(jobs):
