@@ -1,83 +1,136 @@
-"""The version of the package code a workflow script runs, as a digest. Each rule declares it as a
-`params` entry, so Snakemake reruns the rule's jobs when that code changes: its own code trigger
-sees the script only, not the modules the script imports.
+"""The version of the package code a workflow script runs, as a digest. Each script rule declares
+it as a `params` entry, so Snakemake reruns the rule's jobs when that code changes: Snakemake's own
+code trigger sees the script only, not the package modules the script imports.
 
-What counts: whole modules, except `steps`, which holds one entry point per rule and so counts
-only the functions a script calls and the steps functions those use. Code is compared as parsed
-(ast.unparse), so edits to comments or layout rerun nothing. Code reached through a name built
-at run time would be missed; the package has none."""
+What counts is followed by name from the script: the top-level functions, classes and
+assignments of the package that the script uses, then those that these use, and so on, plus the
+statements each reached module runs when imported (other than its imports of the package, whose
+targets count only where used). Code is compared as parsed, without docstrings, so edits to
+comments, docstrings or layout, or to code the script never reaches, rerun nothing (a new Python
+version may unparse differently and rerun everything once). An import form this cannot follow is
+an error naming the file, rather than a digest that silently misses code."""
 import ast
 import hashlib
 from functools import cache
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent
-HUB = "steps"
+INIT = "__init__"
 
 
-def _parse(path):
-    return _tree(Path(path).read_text())
+def _imports_package(node):
+    if isinstance(node, ast.ImportFrom):
+        return node.level > 0 or (node.module or "").split(".")[0] == "expril"
+    return isinstance(node, ast.Import) and any(a.name.split(".")[0] == "expril" for a in node.names)
+
+
+class _Module:
+    """One parsed file: its top-level definitions by name, the rest of what it runs when imported,
+    and what its package imports bind: {name: (module, None)} for a module, (module, name) for a
+    name defined in one."""
+
+    def __init__(self, path, text, package):
+        self.path, self.units, self.runs, self.binds, self._sources = path, {}, [], {}, {}
+        self.name = path.stem if path.parent == package else None  # None: a script, not a module
+        tree = ast.parse(text, filename=str(path))
+        for node in ast.walk(tree):  # docstrings do not count
+            body = getattr(node, "body", None)
+            if isinstance(body, list) and body and isinstance(body[0], ast.Expr) \
+                    and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+                node.body = body[1:] or [ast.Pass()]
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                self._bind(node, package)
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                self.units.setdefault(node.name, []).append(node)
+            elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for name in {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}:
+                    self.units.setdefault(name, []).append(node)
+            elif not (_imports_package(node) or isinstance(node, ast.Pass)):
+                self.runs.append(node)
+
+    def source(self, unit):
+        """A unit's code as parsed (None: what the module runs on import), unparsed once."""
+        if unit not in self._sources:
+            self._sources[unit] = "\n".join(map(ast.unparse, self.runs if unit is None else self.units[unit]))
+        return self._sources[unit]
+
+    def _bind(self, node, package):
+        if not _imports_package(node):
+            return
+        if isinstance(node, ast.Import) or node.level > 1:
+            raise ValueError(f"{self.path}: line {node.lineno}: write package imports as `from expril import "
+                             f"module` or `from .module import name`, so that the code digest can follow them")
+        base = (node.module or "").removeprefix("expril").lstrip(".")
+        for alias in node.names:
+            target = (base, alias.name) if base else (alias.name, None)
+            if not (package / f"{target[0]}.py").is_file():
+                raise ValueError(f"{self.path}: line {node.lineno}: the package has no module {target[0]!r}")
+            self.binds[alias.asname or alias.name] = target
 
 
 @cache
-def _tree(text):
-    return ast.parse(text)
+def _parse(path, text, package):
+    return _Module(path, text, package)
 
 
-@cache
-def _normalised(text):
-    return ast.unparse(_tree(text))
+def _module(path, package):
+    return _parse(Path(path).resolve(), Path(path).read_text(), Path(package).resolve())
 
 
-def _package_imports(tree):
-    """{name bound in this file: package module it refers to} for `from . import m`,
-    `from .m import f` and `from expril(.m) import ...`, wherever the import statement is."""
-    bound = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and (node.level == 1 or (node.module or "").split(".")[0] == "expril"):
-            base = (node.module or "").removeprefix("expril").lstrip(".")
-            for alias in node.names:
-                bound[alias.asname or alias.name] = base or alias.name
-    return bound
+def _package(package):
+    """Every module of the package by name, parsed (cached on each file's text: edits are seen)."""
+    return {path.stem: _module(path, package) for path in Path(package).glob("*.py")}
 
 
-def _names(node):
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+def _references(module, nodes):
+    """(module, name) pairs the nodes use: `m.f` and `f` bound by an import, or a top-level name
+    of this module; name None for a package module used whole (as a value)."""
+    walked = [n for top in nodes for n in ast.walk(top)]
+    attribute_of = {id(n.value): (module.binds[n.value.id][0], n.attr) for n in walked
+                    if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+                    and module.binds.get(n.value.id, ("", ""))[1] is None}
+    for n in walked:
+        if isinstance(n, ast.Name):
+            if id(n) in attribute_of:
+                yield attribute_of[id(n)]
+            elif n.id in module.binds:
+                yield module.binds[n.id]
+            elif n.id in module.units and module.name:
+                yield module.name, n.id
 
 
 def reached(script, package=PACKAGE):
-    """(steps functions, other modules) of the package that `script` can run."""
-    script_tree, hub_tree = _parse(script), _parse(package / f"{HUB}.py")
-    hub_functions = {n.name: n for n in hub_tree.body if isinstance(n, ast.FunctionDef)}
-    hub_imports = _package_imports(hub_tree)
+    """The package code `script` runs: ({(module, top-level name)}, {modules imported})."""
+    return _reach(_module(script, package), _package(package))
 
-    # The steps functions the script calls, then those they call in turn.
-    imported = _package_imports(script_tree)
-    functions = {n.attr for n in ast.walk(script_tree)
-                 if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and imported.get(n.value.id) == HUB}
-    todo = list(functions)
-    while todo:
-        new = _names(hub_functions[todo.pop()]) & hub_functions.keys() - functions
-        functions |= new
-        todo += new
 
-    # The modules those functions and the script use, with every module they import.
-    todo = [m for m in imported.values() if m != HUB]
-    todo += [hub_imports[name] for f in functions for name in _names(hub_functions[f]) if name in hub_imports]
-    modules = set()
+def _reach(script, package):
+    units, modules = set(), set()
+    todo = [(script, script.runs + [n for nodes in script.units.values() for n in nodes])]
     while todo:
-        module = todo.pop()
-        if module not in modules:
-            modules.add(module)
-            todo += _package_imports(_parse(package / f"{module}.py")).values()
-    return functions, modules
+        module, nodes = todo.pop()
+        for name, unit in _references(module, nodes):
+            target = package[name]
+            if name not in modules:
+                modules.add(name)
+                todo.append((target, target.runs))
+            for u in list(target.units) if unit is None else [unit]:
+                if u in target.binds:  # imported into that module: follow the import
+                    todo.append((target, [ast.Name(u)]))
+                elif u not in target.units:
+                    raise ValueError(f"{target.path} has no top-level {u!r} (reached from {script.path})")
+                elif (name, u) not in units:
+                    units.add((name, u))
+                    todo.append((target, target.units[u]))
+    return units, modules | ({INIT} if modules else set())
 
 
 def script_digest(script, package=PACKAGE):
-    """sha256 of the package code `script` can run (see the module docstring)."""
-    functions, modules = reached(script, package)
-    hub_tree = _parse(package / f"{HUB}.py")
-    hub = [n for n in hub_tree.body if not isinstance(n, ast.FunctionDef) or n.name in functions] if functions else []
-    parts = [ast.unparse(n) for n in hub]
-    parts += [f"# {m}\n{_normalised((package / f'{m}.py').read_text())}" for m in sorted(modules)]
+    """sha256 of the package code `script` runs (see the module docstring)."""
+    modules = _package(package)
+    units, imported = _reach(_module(script, package), modules)
+    parts = [f"{m} runs\n{modules[m].source(None)}" for m in sorted(imported)]
+    parts += [f"{m}.{u}\n{modules[m].source(u)}" for m, u in sorted(units)]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]

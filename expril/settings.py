@@ -16,14 +16,20 @@ def parse_eps(text):
 
 
 def config_eps(value):
-    """An epsilon as the config gives it, numeric text read as its number: `--config
-    epsilons=[0.5,inf]` passes every list item as text."""
-    if isinstance(value, str) and value != "inf":
-        try:
-            return float(value)
-        except ValueError:
-            pass  # left to the schema, whose error names the key and the value
-    return value
+    """An epsilon as the config gives it, numeric text read as a number (`--config
+    epsilons=[0.5,inf]` passes every list item as text); anything else is left to the schema,
+    whose error names the key and the value."""
+    if not isinstance(value, str):
+        return value
+    try:
+        eps = math.inf if value == ".inf" else float(value)
+    except ValueError:
+        return value
+    if math.isnan(eps):
+        return value
+    if eps == math.inf:
+        return "inf"
+    return int(eps) if eps.is_integer() else eps
 
 
 def counts_query(importance_sampling, mechanism):

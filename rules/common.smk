@@ -47,7 +47,8 @@ localrules:
 def package_code(script):
     """Digest of the package code a workflow script runs (expril/code_version.py): every script
     rule declares it as params.code, so an edit to that code reruns the rule's jobs."""
-    return code_version.script_digest(Path(workflow.basedir) / "workflow_scripts" / f"{script}.py")
+    base = Path(workflow.basedir)
+    return code_version.script_digest(base / "workflow_scripts" / f"{script}.py", base / "expril")
 
 
 def spec(wildcards):

@@ -1,5 +1,6 @@
 """The code digest each script rule declares (params.code): which package code a workflow script
 runs, and which scripts' digests an edit changes. Run on a copy of the package and the scripts."""
+import re
 import shutil
 
 import pytest
@@ -20,39 +21,63 @@ def digests(project):
             for s in sorted((project / "workflow_scripts").glob("*.py"))}
 
 
-def changed_by(project, path, old, new):
+def changed_by(project, file, old, new):
     before = digests(project)
-    replace_once(path, old, new)
+    replace_once(project / "expril" / file, old, new)
     after = digests(project)
     return {script for script in before if before[script] != after[script]}
 
 
-def test_scripts_reach_the_steps_they_call_and_the_modules_those_use(project):
-    functions, modules = code_version.reached(project / "workflow_scripts/train_hypothesis.py", project / "expril")
-    assert {"train_hypothesis", "_train", "timed", "setup_logging"} <= functions
-    assert "evaluate_hypotheses" not in functions
-    # training is imported inside _train, mlp by training; datasets and report are not reached
-    assert {"training", "mlp", "io"} <= modules and not {"datasets", "report", "steps"} & modules
-    functions, modules = code_version.reached(project / "workflow_scripts/aggregate_results.py", project / "expril")
-    assert functions == {"setup_logging"} and {"report", "fidelity", "io", "settings"} <= modules
+def test_scripts_reach_the_functions_they_call_and_those_these_use(project):
+    units, modules = code_version.reached(project / "workflow_scripts/train_hypothesis.py", project / "expril")
+    # _train imports train_mlps inside its body; the decorator `timed` counts too
+    assert {("steps", "train_hypothesis"), ("steps", "_train"), ("steps", "timed"),
+            ("training", "train_mlps"), ("io", "save_npz")} <= units
+    assert ("steps", "evaluate_hypotheses") not in units
+    assert "training" in modules and not {"datasets", "report", "oracle"} & modules
+    units, modules = code_version.reached(project / "workflow_scripts/aggregate_results.py", project / "expril")
+    assert ("steps", "setup_logging") in units and ("report", "write_all") in units
+    assert ("settings", "format_eps") in units and ("settings", "seed_blocks") not in units
     assert "training" not in modules
 
 
 def test_an_edit_changes_the_digest_of_exactly_the_scripts_that_run_it(project):
-    pkg = project / "expril"
-    assert changed_by(project, pkg / "training.py", "return x, y, (w / totals",
+    assert changed_by(project, "training.py", "return x, y, (w / totals",
                       "return x, y, 2 * (w / totals") == {"train_hypothesis", "reference_models"}
-    assert changed_by(project, pkg / "steps.py", "def _accuracy(model, data):\n    return",
+    assert changed_by(project, "steps.py", "def _accuracy(model, data):\n    return",
                       "def _accuracy(model, data):\n    return 1 -") == {"evaluate_hypotheses", "reference_models"}
-    assert changed_by(project, pkg / "report.py", "import matplotlib\n",
-                      "import matplotlib\nSCALE = 2\n") == {"aggregate_results"}
-    # io is used by every step
-    assert changed_by(project, pkg / "io.py", "import tempfile\n", "import tempfile\nBUFFER = 2\n") == set(digests(project))
+    # settings: format_eps is used by the tables only, n_val by the split and Table 1
+    assert changed_by(project, "settings.py", "str(int(eps))", "str(round(eps))") == {"aggregate_results"}
+    assert changed_by(project, "settings.py", "round(n_target * val_fraction)",
+                      "int(n_target * val_fraction)") == {"split_target", "aggregate_results"}
+    # io's atomic writes are used by every step
+    assert changed_by(project, "io.py", "os.replace(tmp, path)", "os.rename(tmp, path)") == set(digests(project))
 
 
-def test_comments_and_layout_change_no_digest(project):
-    pkg = project / "expril"
-    assert changed_by(project, pkg / "training.py", "return x, y, (w / totals",
+def test_comments_docstrings_layout_and_unused_code_change_no_digest(project):
+    assert changed_by(project, "training.py", "return x, y, (w / totals",
                       "# a comment\n    return x, y, (w  /  totals") == set()
-    assert changed_by(project, pkg / "steps.py", "def _accuracy(model, data):\n",
-                      "def _accuracy(model, data):  # why\n\n") == set()
+    assert changed_by(project, "steps.py", '"""One function', '"""Reworded: one function') == set()
+    assert changed_by(project, "settings.py", "Size of the target's", "Size of the") == set()
+    assert changed_by(project, "report.py", "import matplotlib\n", "import matplotlib\nSCALE = 2\n") == set()
+
+
+def test_package_imports_the_digest_cannot_follow_are_errors(project):
+    script = project / "workflow_scripts/make_bins.py"
+    replace_once(script, "from expril import steps", "import expril.steps as steps")
+    with pytest.raises(ValueError, match="make_bins.py: line 1: write package imports as"):
+        code_version.script_digest(script, project / "expril")
+    replace_once(script, "import expril.steps as steps", "from expril import steps")
+    replace_once(script, "steps.make_bins(", "steps.make_bin(")
+    with pytest.raises(ValueError, match="steps.py has no top-level 'make_bin'"):
+        code_version.script_digest(script, project / "expril")
+
+
+def test_every_script_rule_declares_the_digest_of_its_own_script():
+    rules = re.findall(r"^rule (\w+):\n(.*?)(?=^rule |\Z)", "".join(
+        p.read_text() for p in sorted((ROOT / "rules").glob("*.smk"))), re.S | re.M)
+    scripts = {name: re.search(r'script:\s+"\.\./workflow_scripts/(\w+)\.py"', body) for name, body in rules}
+    declared = {name: re.search(r'code=package_code\("(\w+)"\)', body) for name, body in rules}
+    checked = {name for name, script in scripts.items() if script}
+    assert len(checked) == 12
+    assert all(declared[name] and declared[name].group(1) == scripts[name].group(1) for name in checked)

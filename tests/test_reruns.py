@@ -152,8 +152,9 @@ def test_code_edit_reruns_the_rules_that_run_it(tmp_path):
         return counts(pending(results, tmp_path, small, cwd=project))
 
     assert after("expril/reweight.py", "    n = ids.shape[0]\n", "    # one weight per sample\n    n = ids.shape[0]\n") == {}
-    assert after("expril/report.py", "import matplotlib\n", "import matplotlib\nSCALE = 2\n") == {"aggregate_results": 1}
-    # the weights, then the queries, label estimates and networks built on them (h_1 shared, h_2
+    assert after("expril/report.py", "f\"{settings.format_eps(eps)}DP-{variant}\"",
+                 "f\"{settings.format_eps(eps)}-DP-{variant}\"") == {"aggregate_results": 1}
+    # (the edits add up: aggregate_results is pending from the one above) the weights, then the queries, label estimates and networks built on them (h_1 shared, h_2
     # per variant) and the evaluation; the data, the split, h_0 and h* stay
     assert after("expril/reweight.py", "np.full(n, 1 / n)", "np.full(n, 1.0 / n)") == {
         "reweight_source": 1, "oracle_errors": 2, "estimate_labels": 3, "train_hypothesis": 3,

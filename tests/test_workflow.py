@@ -44,8 +44,9 @@ def test_epsilons_from_the_command_line_and_in_scientific_notation():
     eps_dirs = {part for job in jobs for f in job["output"] for part in f.split("/") if part.startswith("eps")}
     assert eps_dirs == {"eps0.00001", "eps0.5", "epsinf"}
     assert [settings.parse_eps(settings.format_eps(e)) for e in (1e-5, 1.5e-7, 0.5, 2)] == [1e-5, 1.5e-7, 0.5, 2]
-    result = snakemake("--dry-run", "--config", "epsilons=[0,inf]", check=False)
-    assert result.returncode != 0 and "instance['epsilons'][0]" in result.stdout + result.stderr
+    for bad in ("0", "nan"):
+        result = snakemake("--dry-run", "--config", f"epsilons=[{bad},inf]", check=False)
+        assert result.returncode != 0 and "instance['epsilons'][0]" in result.stdout + result.stderr
 
 
 def test_cuda_asks_a_gpu_for_the_training_jobs_only():
