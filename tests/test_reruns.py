@@ -9,13 +9,12 @@ queries (on h_0 and h_1, shared by the variants), 3 label estimates and 3 traini
 h_2 per variant C and I) and one evaluation; per dataset and block, generate_data, split_target,
 init_hypothesis and reference_models. aggregate_results reads the whole config, so it always reruns.
 """
-import re
 import shutil
 
 import pytest
 import yaml
 
-from workflow import ROOT, counts, replace_once, snakemake
+from workflow import ROOT, counts, dry_run_jobs, replace_once, snakemake
 
 CONFIG = "tests/reruns.yaml"
 
@@ -38,13 +37,7 @@ def pending(results, tmp_path, change=None, forcerun=None, cwd=ROOT):
         configfiles.append(str(tmp_path / "change.yaml"))
     force = ["--forcerun", str(forcerun)] if forcerun else []
     out = snakemake("--dry-run", "--configfile", *configfiles, "--config", f"results={results}", *force, cwd=cwd).stdout
-    jobs = []
-    for line in out.splitlines():
-        if m := re.match(r"(?:local)?rule (\w+):$", line):
-            jobs.append({"rule": m.group(1), "output": []})
-        elif jobs and (m := re.match(r"    output: (.*)$", line)):
-            jobs[-1]["output"] = m.group(1).split(", ")
-    return [job for job in jobs if job["rule"] != "all"]
+    return [job for job in dry_run_jobs(out) if job["rule"] != "all"]
 
 
 def outputs(jobs):
@@ -154,8 +147,9 @@ def test_code_edit_reruns_the_rules_that_run_it(tmp_path):
     assert after("expril/reweight.py", "    n = ids.shape[0]\n", "    # one weight per sample\n    n = ids.shape[0]\n") == {}
     assert after("expril/report.py", "f\"{settings.format_eps(eps)}DP-{variant}\"",
                  "f\"{settings.format_eps(eps)}-DP-{variant}\"") == {"aggregate_results": 1}
-    # (the edits add up: aggregate_results is pending from the one above) the weights, then the queries, label estimates and networks built on them (h_1 shared, h_2
-    # per variant) and the evaluation; the data, the split, h_0 and h* stay
+    # The weights, then the queries, label estimates and networks built on them (h_1 shared, h_2
+    # per variant) and the evaluation; the data, the split, h_0 and h* stay. (The edits add up:
+    # aggregate_results is still pending from the one above.)
     assert after("expril/reweight.py", "np.full(n, 1 / n)", "np.full(n, 1.0 / n)") == {
         "reweight_source": 1, "oracle_errors": 2, "estimate_labels": 3, "train_hypothesis": 3,
         "evaluate_hypotheses": 1, "aggregate_results": 1,

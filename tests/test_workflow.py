@@ -14,6 +14,10 @@ DATASETS = ["A", "B", "C", "D", "E", "CTG-A", "CTG-B"]
 IS_DATASETS = ["C", "D", "E", "CTG-B"]
 
 
+def eps_dirs(jobs):
+    return {part for job in jobs for f in job["output"] for part in f.split("/") if part.startswith("eps")}
+
+
 def test_full_config_plans_every_run_variant_and_epsilon():
     config = yaml.safe_load((ROOT / "config.yaml").read_text())
     assert config["datasets"] == DATASETS and config["runs"] == 100
@@ -33,16 +37,14 @@ def test_full_config_plans_every_run_variant_and_epsilon():
         for seed in range(*(lambda lo, hi: (int(lo), int(hi) + 1))(*job["output"][0].split("/")[-2].split("-")))
     )
     assert covered == list(range(100))
-    eps_dirs = {part for job in jobs for f in job["output"] for part in f.split("/") if part.startswith("eps")}
-    assert eps_dirs == {"eps1", "epsinf"}
+    assert eps_dirs(jobs) == {"eps1", "epsinf"}
 
 
 def test_epsilons_from_the_command_line_and_in_scientific_notation():
     """--config passes list items as text, and a small epsilon would print as '1e-05', which the
     eps wildcard does not match: both plan, each epsilon in a directory named positionally."""
     jobs = plan("--configfile", "tests/smoke.yaml", "--config", "epsilons=[1e-5,0.5,inf]")
-    eps_dirs = {part for job in jobs for f in job["output"] for part in f.split("/") if part.startswith("eps")}
-    assert eps_dirs == {"eps0.00001", "eps0.5", "epsinf"}
+    assert eps_dirs(jobs) == {"eps0.00001", "eps0.5", "epsinf"}
     assert [settings.parse_eps(settings.format_eps(e)) for e in (1e-5, 1.5e-7, 0.5, 2)] == [1e-5, 1.5e-7, 0.5, 2]
     for bad in ("0", "nan"):
         result = snakemake("--dry-run", "--config", f"epsilons=[{bad},inf]", check=False)

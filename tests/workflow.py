@@ -18,7 +18,11 @@ def snakemake(*args, check=True, cwd=ROOT):
 
 def plan(*args):
     """Every job Snakemake would run (forced), as dicts with rule, input, output and resources lists."""
-    out = snakemake("--dry-run", "--forceall", *args).stdout
+    return dry_run_jobs(snakemake("--dry-run", "--forceall", *args).stdout)
+
+
+def dry_run_jobs(out):
+    """The jobs a dry run's output lists, as dicts with rule, input, output and resources lists."""
     jobs, job = [], None
     for line in out.splitlines():
         if m := re.match(r"(?:local)?rule (\w+):$", line):
