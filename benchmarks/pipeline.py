@@ -134,22 +134,22 @@ def iteration_cost():
     code = r"""
 import sys, time, tempfile, numpy as np
 from pathlib import Path
-from expril import steps
+from expril import mechanisms, steps
 n, d = int(sys.argv[1]), int(sys.argv[2])
 spec = {"generator": "latent", "latent_dim": 3, "dim": d, "components": 3, "n_source": n, "n_target": n,
         "importance_sampling": False, "hidden": [32, 32]}
 training = {"epochs": 100, "batch_size": 64, "lr": 1e-3, "holdout": 0.2, "patience": 10}
-privacy = {"eps": 1.0, "mechanism": "paper", "planned_queries": 2, "sensitivity": d, "scale": 2.0 * d}
+mechanism = mechanisms.Paper(1.0, 0.0, d, 1, False).param()   # lambda = 2d
 solver = {"ridge": 1e-3, "steps": 2000, "tol": 1e-6}
 t = Path(tempfile.mkdtemp())
 seeds = list(range(10))
 steps.generate_data(t / "s.npz", t / "t.npz", "bench", spec, seeds, "data")
 steps.split_target(t / "t.npz", t / "v.npz", t / "e.npz", "bench", 0.5)
-steps.reweight_source(t / "s.npz", t / "w.npz", t / "b.npz", 10, solver, "paper")
+steps.reweight_source(t / "s.npz", t / "w.npz", t / "b.npz", 10, solver, mechanism)
 steps.init_hypothesis(t / "h0.npz", seeds)
 start = time.perf_counter()
-steps.oracle_errors(t / "v.npz", t / "b.npz", t / "h0.npz", t / "q0.npz", t / "l.csv", "bench", "q0", privacy)
-steps.estimate_labels(t / "s.npz", t / "w.npz", t / "b.npz", [t / "h0.npz"], [t / "q0.npz"], t / "y.npz", solver)
+steps.oracle_errors(t / "v.npz", t / "b.npz", t / "h0.npz", t / "q0.npz", t / "l.csv", "bench", "q0", mechanism)
+steps.estimate_labels(t / "s.npz", t / "w.npz", t / "b.npz", [t / "h0.npz"], [t / "q0.npz"], t / "y.npz", solver, mechanism)
 steps.train_hypothesis(t / "s.npz", t / "w.npz", t / "y.npz", t / "h1.npz", [32, 32], training, ["b"], "cpu", 1)
 print(time.perf_counter() - start)
 """

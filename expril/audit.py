@@ -8,7 +8,7 @@ with Clopper-Pearson intervals. Selecting on one half and bounding on the other 
 valid despite the search. A lower bound above the claimed eps refutes the claim; one below it is
 merely consistent with it.
 
-Only the oracle's own functions (expril.oracle) are sampled, on one feature with one bin.
+Only the mechanisms' own releases (expril.mechanisms) are sampled, on one feature with one bin.
 """
 from dataclasses import dataclass
 
@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from . import oracle
+from . import mechanisms
 from .seeds import rng
 
 # name: (claimed eps in units of 1/scale, names of the released values)
@@ -89,11 +89,11 @@ class _Draws:
 
 def _release(mechanism, ids, wrong, scale, noise):
     if mechanism == "paper":
-        return oracle.answer_errors(ids, 1, wrong, scale, noise)
+        return mechanisms.Paper.at_scale(scale).release_errors(ids, 1, wrong, noise)
     if mechanism == "counts-bins":
-        return oracle.answer_counts(ids, 1, scale, noise)
+        return mechanisms.Counts.at_scale(scale).release_counts(ids, 1, noise)
     if mechanism == "counts-errors":
-        return oracle.answer_error_counts(ids, 1, wrong, scale, noise)
+        return mechanisms.Counts.at_scale(scale).release_errors(ids, 1, wrong, noise)
     if mechanism == "counts-pair":
         return np.concatenate([_release(m, ids, wrong, scale, noise)
                                for m in ("counts-bins", "counts-errors")], axis=-1)

@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from expril import fidelity, io, settings  # noqa: E402
+from expril import fidelity, io, mechanisms, settings  # noqa: E402
 
 
 LONG_COLUMNS = ["dataset", "seed", "method", "eps", "variant", "t", "accuracy"]
@@ -131,7 +131,7 @@ def table1(config):
     for dataset in config["datasets"]:
         spec = config["benchmarks"][dataset]
         d = settings.feature_count(spec)
-        queries = settings.n_queries(config["iterations"], spec["importance_sampling"], config["mechanism"])
+        queries = mechanisms.get(config["mechanism"]).n_queries(config["iterations"], spec["importance_sampling"])
         n_val = settings.n_val(spec["n_target"], config["val_fraction"])
         row = {"dataset": dataset, "runs": config["runs"], "queries": queries,
                "is_step": "Yes" if spec["importance_sampling"] else "No",
@@ -188,19 +188,23 @@ def figure1(long, iterations, path_pdf, path_png, datasets=None):
 
 
 def privacy_spent(ledger):
-    """Per dataset and budget: queries answered and eps spent by each run (the largest over runs,
-    which all follow the same plan)."""
+    """Per dataset, budget and mechanism: queries answered and (eps, delta) spent by each run, as
+    its mechanism composes them (the largest over runs, which all follow the same plan)."""
     per_run = ledger.groupby(["dataset", "eps_budget", "mechanism", "seed"]).agg(
-        queries=("query", "size"), eps_spent=("eps_spent", "sum"))
+        queries=("query", "size"), eps_spent=("eps_total", "max"), delta_spent=("delta_total", "max"))
     return per_run.groupby(level=[0, 1, 2]).max().reset_index()
 
 
 def privacy_markdown(spent):
+    """The spend table; a δ column only where some mechanism spends one (pure-ε runs keep the
+    paper's form)."""
+    delta = bool((spent.delta_spent > 0).any())
+    head = "| Dataset | mechanism | ε budget | queries | ε spent |" + (" δ spent |" if delta else "")
     lines = ["", "Privacy spent per run (from the oracle's ledgers, `privacy_ledger.csv`):", "",
-             "| Dataset | mechanism | ε budget | queries | ε spent |", "|---|---|---|---|---|"]
+             head, "|---|---|---|---|---|" + ("---|" if delta else "")]
     for row in spent.itertuples():
         lines.append(f"| {row.dataset} | {row.mechanism} | {settings.format_eps(row.eps_budget)} | "
-                     f"{row.queries} | {row.eps_spent:.6g} |")
+                     f"{row.queries} | {row.eps_spent:.6g} |" + (f" {row.delta_spent:.3g} |" if delta else ""))
     return "\n".join(lines) + "\n"
 
 

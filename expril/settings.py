@@ -32,20 +32,9 @@ def config_eps(value):
     return int(eps) if eps.is_integer() else eps
 
 
-def counts_query(importance_sampling, mechanism):
-    """Whether a run asks the oracle for the target's bin counts: for the IS step (Pb. 1), and
-    always under the `counts` mechanism, which divides released error counts by released counts."""
-    return importance_sampling or mechanism == "counts"
-
-
-def n_queries(iterations, importance_sampling, mechanism="paper"):
-    """Oracle queries of one run: one error query per submitted h_0..h_{T-1}, plus the bin counts
-    query (Table 1: 2 without IS step, 3 with, for the paper's mechanism)."""
-    return iterations + (1 if counts_query(importance_sampling, mechanism) else 0)
-
-
 def noise_scale(dim, iterations, eps):
-    """Laplace scale lambda = d (T+1) / eps (Eq. 14); 0 means no noise (eps = inf).
+    """Laplace scale lambda = d (T+1) / eps (Eq. 14); 0 means no noise (eps = inf). It also sets
+    the bins (bins_per_feature) whatever the mechanism, so mechanisms are compared on the same bins.
 
     The paper budgets T+1 = 3 queries on every dataset ("the number of ExPriL queries governing the
     Laplacian noise is set to 3"), also where the IS step is skipped and only T are asked: those

@@ -13,7 +13,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from . import binning, datasets, labels, ledger, mlp, oracle, reweight
+from . import binning, datasets, labels, ledger, mechanisms, mlp, oracle, reweight
 from .io import load_npz, save_csv, save_npz
 from .seeds import seed_int
 
@@ -91,48 +91,50 @@ def split_target(target_path, val_path, test_path, name, val_fraction):
 
 # --- oracle (the only steps that read target_val) ---------------------------------------------
 
-def _answer_block(val, edges, name, queries, privacy, release, per_seed=None):
-    """Answer one query for every seed of a block: release(ids, n_bins, [per_seed[b],] scale,
-    noise); queries[b] names seed b's query in its noise stream."""
+def _answer_block(val, edges, name, queries, mechanism, release, per_seed=None):
+    """Answer one query for every seed of a block: release(ids, n_bins, [per_seed[b],] noise);
+    queries[b] names seed b's query in its noise stream."""
     secret = oracle.secret()
     answers = []
     for b, seed in enumerate(val["seeds"]):
-        if len(edges[b]) != privacy["sensitivity"]:
+        if len(edges[b]) != mechanism.features:
             raise ValueError(f"{name} seed {seed}: the bins cover {len(edges[b])} features, but the noise "
-                             f"scale was set for d = {privacy['sensitivity']}")
+                             f"was set for d = {mechanism.features}")
         n_bins = binning.bin_counts(edges[b]).sum()
         ids = binning.bin_ids(edges[b], val["x"][b])
-        noise = oracle.noise_generator(secret, name, int(seed), queries[b], edges[b], privacy["scale"])
+        noise = oracle.noise_generator(secret, name, int(seed), queries[b], edges[b], mechanism.noise_key)
         extra = () if per_seed is None else (per_seed[b],)
-        answers.append(release(ids, n_bins, *extra, privacy["scale"], noise))
+        answers.append(release(ids, n_bins, *extra, noise))
     return answers
 
 
 @timed
-def oracle_marginals(val_path, bins_path, out_path, ledger_path, name, privacy):
-    """The target's bin marginals (`paper`) or noisy bin counts (`counts`): the first query."""
+def oracle_marginals(val_path, bins_path, out_path, ledger_path, name, mechanism):
+    """The bin counts query (the target's bin marginals under `paper`, noisy counts under
+    `counts`): the first query. `mechanism` is the rule's param (mechanisms.Mechanism.param)."""
+    mechanism = mechanisms.from_param(mechanism)
     val = _load_block(val_path, ("x",))
-    release = oracle.answer_marginals if privacy["mechanism"] == "paper" else oracle.answer_counts
     answers = _answer_block(val, _load_bins(bins_path, val["seeds"]), name, ["marginals"] * len(val["seeds"]),
-                            privacy, release)
+                            mechanism, mechanism.release_counts)
     # Accounted (and checked) once the answers exist, before any is released.
-    ledger.record(ledger_path, None, name, val["seeds"], "marginals", "oracle_marginals", privacy)
+    ledger.record(ledger_path, None, name, val["seeds"], "marginals", "oracle_marginals", mechanism)
     _save_answers(out_path, answers, val["seeds"])
 
 
 @timed
-def oracle_errors(val_path, bins_path, model_path, out_path, ledger_path, name, query, privacy,
+def oracle_errors(val_path, bins_path, model_path, out_path, ledger_path, name, query, mechanism,
                   previous_ledger=None):
     """Score the learner's submitted models on the target validation split and release, per bin,
-    the noisy error fraction (`paper`) or error count (`counts`)."""
+    the mechanism's answer about their errors (noisy fraction under `paper`, count under `counts`)."""
+    mechanism = mechanisms.from_param(mechanism)
     val = _load_block(val_path, ("x", "y"))
     model = _load_block(model_path, (), val["seeds"])
     errors = mlp.predict(model, val["x"]) != val["y"]
-    release = oracle.answer_errors if privacy["mechanism"] == "paper" else oracle.answer_error_counts
     # The submitted network is part of the query: another model gets fresh noise.
     queries = [f"{query}/{mlp.digest(model, b)}" for b in range(len(val["seeds"]))]
-    answers = _answer_block(val, _load_bins(bins_path, val["seeds"]), name, queries, privacy, release, errors)
-    ledger.record(ledger_path, ledger.load(previous_ledger), name, val["seeds"], query, "oracle_errors", privacy)
+    answers = _answer_block(val, _load_bins(bins_path, val["seeds"]), name, queries, mechanism,
+                            mechanism.release_errors, errors)
+    ledger.record(ledger_path, ledger.load(previous_ledger), name, val["seeds"], query, "oracle_errors", mechanism)
     _save_answers(out_path, answers, val["seeds"])
 
 
@@ -148,8 +150,9 @@ def make_bins(source_path, out_path, q):
 def reweight_source(source_path, weights_path, bins_out, q, solver, mechanism, bins_path=None,
                     marginals_path=None):
     """Pb. 1 when the target marginals were queried for the IS step, else uniform weights; then the
-    error-query bins: `paper`, quantiles of the weighted source, so each holds about n'/q target
-    samples; `counts`, the bins whose counts were released, which the error rates divide by."""
+    error-query bins: quantiles of the weighted source, so each holds about n'/q target samples,
+    or, for a mechanism whose rates divide by released counts, the bins whose counts were released."""
+    mechanism = mechanisms.from_param(mechanism)
     source = _load_block(source_path, ("x",))
     x, seeds = source["x"], source["seeds"]
     weights = np.ones(x.shape[:2])
@@ -159,14 +162,13 @@ def reweight_source(source_path, weights_path, bins_out, q, solver, mechanism, b
         for b in range(len(seeds)):
             counts = binning.bin_counts(edges[b])
             ids = binning.bin_ids(edges[b], x[b])
-            released = _answers(marginals, b)
-            p = released if mechanism == "paper" else oracle.marginals_from_counts(released, counts)
+            p = mechanism.bin_masses(_answers(marginals, b), counts)
             weights[b], taken = reweight.importance_weights(ids, counts.sum(), p, **solver)
             log.info("seed %d: %d solver steps, weights min %.3g max %.3g, effective sample size %.0f of %d",
                      seeds[b], taken, weights[b].min(), weights[b].max(),
                      weights[b].sum() ** 2 / (weights[b] ** 2).sum(), len(weights[b]))
     save_npz(weights_path, weights=weights, seeds=seeds)
-    if mechanism == "paper":
+    if not mechanism.uses_counts:
         edges = [binning.make_bins(x[b], q, weights[b]) for b in range(len(seeds))]
     save_npz(bins_out, seeds=seeds, **binning.pack(edges))
 
@@ -179,9 +181,10 @@ def init_hypothesis(out_path, seeds):
 
 @timed
 def estimate_labels(source_path, weights_path, bins_path, model_paths, answer_paths, out_path, solver,
-                    counts_path=None):
-    """Pb. 2 from the submitted hypotheses and their error marginals (one block of equations each).
-    With released counts (`counts` mechanism) the answers are error counts, turned into rates."""
+                    mechanism, counts_path=None):
+    """Pb. 2 from the submitted hypotheses and their error answers (one block of equations each),
+    read as error rates by the mechanism (with the released bin counts where it divides by them)."""
+    mechanism = mechanisms.from_param(mechanism)
     source = _load_block(source_path, ("x",))
     x, seeds = source["x"], source["seeds"]
     weights = _load_block(weights_path, ("weights",), seeds)["weights"]
@@ -193,8 +196,8 @@ def estimate_labels(source_path, weights_path, bins_path, model_paths, answer_pa
     for b in range(len(seeds)):
         n_bins = binning.bin_counts(edges[b]).sum()
         ids = binning.bin_ids(edges[b], x[b])
-        rates = [_answers(a, b) if counts is None else oracle.rates_from_counts(_answers(a, b), _answers(counts, b))
-                 for a in answers]
+        released_counts = None if counts is None else _answers(counts, b)
+        rates = [mechanism.error_rates(_answers(a, b), released_counts) for a in answers]
         blocks = [(h[b].astype(float), r) for h, r in zip(predictions, rates)]
         relaxed[b], taken = labels.estimate_labels(ids, n_bins, weights[b], blocks, **solver)
         log.info("seed %d: %d blocks, %d solver steps, estimated positive rate %.3f", seeds[b], len(blocks),

@@ -5,12 +5,16 @@ from pathlib import Path
 
 from snakemake.utils import validate
 
-from expril import code_version, oracle, settings
+from expril import code_version, mechanisms, oracle, settings
 
 
 if isinstance(config.get("epsilons"), list):
     config["epsilons"] = [settings.config_eps(e) for e in config["epsilons"]]
 validate(config, schema="../config.schema.yaml", set_default=True)
+try:
+    mechanisms.get(config["mechanism"])
+except ValueError as error:
+    raise ValueError(f"config: mechanism: {error}") from None
 for _name in config["datasets"]:
     if _name not in config["benchmarks"]:
         raise ValueError(
@@ -66,27 +70,21 @@ def importance_sampling(dataset):
 
 def counts_query(dataset):
     """Whether runs on this dataset start with the bin counts (marginals) query."""
-    return settings.counts_query(importance_sampling(dataset), config["mechanism"])
+    return mechanisms.get(config["mechanism"]).asks_counts(importance_sampling(dataset))
 
 
-def privacy(wildcards):
-    """The privacy accounting of this dataset and eps: every oracle rule's declared parameter."""
+def mechanism(wildcards):
+    """The privacy plan of this dataset's runs at this eps (expril.mechanisms): the one param of
+    every rule that releases or reads released answers."""
     s = spec(wildcards)
-    planned = settings.n_queries(T, s["importance_sampling"], config["mechanism"])
-    d = settings.feature_count(s)
-    eps = settings.parse_eps(wildcards.eps)
-    return {
-        "eps": eps,
-        "mechanism": config["mechanism"],
-        "planned_queries": planned,
-        "sensitivity": d,  # one histogram per feature, sensitivity 1 each
-        "scale": settings.noise_scale(d, T, eps),
-        "secret_digest": SECRET_DIGEST,
-    }
+    plan = mechanisms.get(config["mechanism"])(
+        settings.parse_eps(wildcards.eps), config["delta"], settings.feature_count(s), T, s["importance_sampling"]
+    )
+    return plan.param() | {"secret_digest": SECRET_DIGEST}
 
 
 def noise_scale(wildcards):
-    return privacy(wildcards)["scale"]
+    return settings.noise_scale(settings.feature_count(spec(wildcards)), T, settings.parse_eps(wildcards.eps))
 
 
 def n_val(wildcards):

@@ -30,7 +30,7 @@ rule reweight_source:
         code=package_code("reweight_source"),
         q=bins_per_feature,
         solver=config["reweight"],
-        mechanism=config["mechanism"],
+        mechanism=mechanism,
     log:
         f"{R}/logs/reweight_source/{{dataset}}/{{seeds}}/eps{{eps}}.log",
     benchmark:
@@ -62,12 +62,13 @@ rule estimate_labels:
         bins=f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/error_bins.npz",
         models=lambda wc: [model_file(wc, wc.variant, l) for l in equation_blocks(wc)],
         answers=lambda wc: [answer_file(wc, wc.variant, l) for l in equation_blocks(wc)],
-        counts=lambda wc: counts_file(wc) if config["mechanism"] == "counts" else [],
+        counts=lambda wc: counts_file(wc) if mechanisms.get(config["mechanism"]).uses_counts else [],
     output:
         f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/{{variant}}/labels_t{{t}}.npz",
     params:
         code=package_code("estimate_labels"),
         solver=config["labels"],
+        mechanism=mechanism,
     log:
         f"{R}/logs/estimate_labels/{{dataset}}/{{seeds}}/eps{{eps}}/{{variant}}/t{{t}}.log",
     benchmark:

@@ -14,7 +14,7 @@ rule oracle_marginals:
         ledger=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}/marginals.ledger.csv",
     params:
         code=package_code("oracle_marginals"),
-        privacy=privacy,
+        mechanism=mechanism,
     log:
         f"{R}/logs/oracle_marginals/{{dataset}}/{{seeds}}/eps{{eps}}.log",
     benchmark:
@@ -37,7 +37,7 @@ rule oracle_errors:
     params:
         code=package_code("oracle_errors"),
         query=lambda wc: f"eps{wc.eps}/{wc.variant}/errors_t{wc.t}",
-        privacy=privacy,
+        mechanism=mechanism,
     log:
         f"{R}/logs/oracle_errors/{{dataset}}/{{seeds}}/eps{{eps}}/{{variant}}/t{{t}}.log",
     benchmark:

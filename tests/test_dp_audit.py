@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from expril import audit, oracle
+from expril import audit, mechanisms
 
 # Per data set; each half (selection, bound) gets 200k draws, so a bound is within a few % of eps.
 SAMPLES = 400_000
@@ -28,9 +28,9 @@ def test_neighbours_differ_by_one_record_in_both_orders():
 
 
 @pytest.mark.parametrize("mechanism, answer", [
-    ("paper", lambda ids, wrong, g: oracle.answer_errors(ids, 1, wrong, 2.0, g)),
-    ("counts-bins", lambda ids, wrong, g: oracle.answer_counts(ids, 1, 2.0, g)),
-    ("counts-errors", lambda ids, wrong, g: oracle.answer_error_counts(ids, 1, wrong, 2.0, g)),
+    ("paper", lambda ids, wrong, g: mechanisms.Paper.at_scale(2.0).release_errors(ids, 1, wrong, g)),
+    ("counts-bins", lambda ids, wrong, g: mechanisms.Counts.at_scale(2.0).release_counts(ids, 1, g)),
+    ("counts-errors", lambda ids, wrong, g: mechanisms.Counts.at_scale(2.0).release_errors(ids, 1, wrong, g)),
 ])
 def test_sample_is_the_oracle_answer_repeated(mechanism, answer):
     data = audit.BinData(3, 1)

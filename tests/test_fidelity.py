@@ -168,7 +168,8 @@ def test_markdown_and_write_all(tmp_path):
     out = {name.split(".")[0]: tmp_path / name for name in names}
     book = pd.DataFrame([{"dataset": "A", "seed": 0, "eps_budget": 1.0, "query": "errors_t0",
                           "rule": "oracle_errors", "mechanism": "paper", "sensitivity": 2,
-                          "scale": 2.0, "eps_spent": 1.0}])
+                          "scale": 2.0, "eps_spent": 1.0, "delta_spent": 0.0, "eps_total": 1.0,
+                          "delta_total": 0.0}])
     report.write_all(acc, ref, book, config, out, pd.read_csv(PAPER / "table2.csv"))
     md = out["fidelity_md"].read_text()
     assert "| Dataset | Method | Paper | Ours (runs) | Ours - paper | Within paper std |" in md

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from expril import binning, labels, oracle, reweight, solvers
+from expril import binning, labels, mechanisms, reweight, solvers
 
 
 def test_discrete_feature_gets_one_bin_per_value_and_no_empty_bin():
@@ -56,8 +56,8 @@ def test_noiseless_oracle_answers_exact_fractions():
     ids = np.array([[0, 2], [0, 3], [1, 3], [1, 3]])
     errors = np.array([1, 0, 1, 1])
     gen = np.random.default_rng(0)
-    assert np.allclose(oracle.answer_marginals(ids, 4, 0.0, gen), [0.5, 0.5, 0.25, 0.75])
-    assert np.allclose(oracle.answer_errors(ids, 4, errors, 0.0, gen), [0.5, 1.0, 1.0, 2 / 3])
+    assert np.allclose(mechanisms.Paper.at_scale(0.0).release_counts(ids, 4, gen), [0.5, 0.5, 0.25, 0.75])
+    assert np.allclose(mechanisms.Paper.at_scale(0.0).release_errors(ids, 4, errors, gen), [0.5, 1.0, 1.0, 2 / 3])
 
 
 def test_oracle_noise_has_laplace_scale_and_is_clipped():
@@ -66,20 +66,21 @@ def test_oracle_noise_has_laplace_scale_and_is_clipped():
     errors = np.zeros(count)
     errors[:200] = 1
     gen = np.random.default_rng(3)
-    draws = np.array([oracle.answer_errors(ids, n_bins, errors, scale, gen)[0] for _ in range(20000)])
+    paper = mechanisms.Paper.at_scale(scale)
+    draws = np.array([paper.release_errors(ids, n_bins, errors, gen)[0] for _ in range(20000)])
     assert draws.min() >= 0 and draws.max() <= 1
     # Away from the clip, answer = 0.5 + Lap(scale)/count: median absolute deviation = scale ln2 / count.
     assert np.median(np.abs(draws - 0.5)) == pytest.approx(scale * np.log(2) / count, rel=0.05)
     # A bin of 4 samples, all errors: (4 + Lap(20)) / 4 clips to 1 when the noise is >= 0 (p = 1/2)
     # and to 0 when it is <= -4 (p = exp(-4/20) / 2).
-    small = np.array([oracle.answer_errors(ids[:4], n_bins, errors[:4], scale, gen)[0] for _ in range(20000)])
+    small = np.array([paper.release_errors(ids[:4], n_bins, errors[:4], gen)[0] for _ in range(20000)])
     assert (small == 1.0).mean() == pytest.approx(0.5, abs=0.015)
     assert (small == 0.0).mean() == pytest.approx(np.exp(-4 / scale) / 2, abs=0.015)
 
 
 def test_empty_bin_does_not_divide_by_zero():
     ids = np.array([[0], [0]])
-    out = oracle.answer_errors(ids, 2, np.array([1, 0]), 1.0, np.random.default_rng(0))
+    out = mechanisms.Paper.at_scale(1.0).release_errors(ids, 2, np.array([1, 0]), np.random.default_rng(0))
     assert np.isfinite(out).all() and 0 <= out[1] <= 1
 
 
@@ -110,7 +111,7 @@ def test_label_estimation_recovers_labels_from_exact_error_marginals():
     _, n_bins, ids = binned(x, 6)
     truth = (np.isin(ids[:, 0], [1, 2, 4])).astype(float)   # labels set by feature 0's bin
     h0 = np.ones(600)
-    q0 = oracle.answer_errors(ids, n_bins, h0 != truth, 0.0, rng)
+    q0 = mechanisms.Paper.at_scale(0.0).release_errors(ids, n_bins, h0 != truth, rng)
     w = np.ones(600)
     relaxed, _ = labels.estimate_labels(ids, n_bins, w, [(h0, q0)], ridge=1e-3, steps=2000, tol=1e-5)
     assert np.array_equal(labels.threshold(relaxed), truth)
@@ -123,7 +124,7 @@ def test_cumulative_system_is_fitted_by_the_truth_and_beats_a_single_block():
     truth = ((x[:, 0] - 0.5) * (x[:, 1] - 0.5) > 0).astype(float)    # not additive: XOR-like
     w = np.ones(800)
     h0, h1 = np.ones(800), (x[:, 0] > 0.5).astype(float)
-    blocks = [(h, oracle.answer_errors(ids, n_bins, h != truth, 0.0, rng)) for h in (h0, h1)]
+    blocks = [(h, mechanisms.Paper.at_scale(0.0).release_errors(ids, n_bins, h != truth, rng)) for h in (h0, h1)]
     for h, q in blocks:   # the truth solves every block exactly
         matrix, rhs = labels.equation_block(ids, n_bins, w, h, q)
         assert np.allclose(matrix @ truth, rhs)

@@ -5,15 +5,17 @@ import shutil
 import numpy as np
 import pytest
 
-from expril import binning, ledger, mlp, oracle, settings, steps
+from expril import binning, ledger, mechanisms, mlp, oracle, settings, steps
 from expril.io import load_npz, save_npz
 from workflow import ROOT, boundary_violations, plan, snakemake
 
 
-def _privacy(eps, planned=3, d=10, mechanism="paper"):
-    """T = 2 iterations: 3 queries with the IS step, 2 without."""
-    return {"eps": eps, "mechanism": mechanism, "planned_queries": planned, "sensitivity": d,
-            "scale": settings.noise_scale(d, 2, eps)}
+def _privacy(eps, planned=3, d=10, mechanism="paper", scale=None):
+    """T = 2 iterations: 3 queries with the IS step, 2 without; `scale` overrides the noise."""
+    plan = mechanisms.get(mechanism)(eps, 0.0, d, 2, planned == 3)
+    if scale is not None:
+        plan.scale = scale
+    return plan
 
 
 @pytest.mark.parametrize("eps", [1.0, 2.0, 0.5, 5.0])
@@ -47,7 +49,7 @@ def test_query_beyond_the_plan_fails_before_writing(tmp_path):
 
 def test_overspending_query_fails(tmp_path):
     first = ledger.record(tmp_path / "a.csv", None, "A", [0], "errors_t0", "oracle_errors", _privacy(1.0, planned=2))
-    greedy = _privacy(1.0, planned=2) | {"scale": 1.0}     # eps 10 for one query
+    greedy = _privacy(1.0, planned=2, scale=1.0)     # eps 10 for one query
     with pytest.raises(ledger.BudgetError, match="above its budget"):
         ledger.record(tmp_path / "b.csv", first, "A", [0], "errors_t1", "oracle_errors", greedy)
 
@@ -56,7 +58,7 @@ def test_no_noise_spends_infinite_budget_only_when_allowed(tmp_path):
     book = ledger.record(tmp_path / "a.csv", None, "A", [0], "errors_t0", "oracle_errors", _privacy(math.inf))
     assert math.isinf(book["eps_spent"][0])
     with pytest.raises(ledger.BudgetError):
-        ledger.record(tmp_path / "b.csv", None, "A", [0], "errors_t0", "oracle_errors", _privacy(1.0) | {"scale": 0.0})
+        ledger.record(tmp_path / "b.csv", None, "A", [0], "errors_t0", "oracle_errors", _privacy(1.0, scale=0.0))
 
 
 def test_noise_depends_on_the_secret_and_the_whole_query_and_is_reproducible(monkeypatch):
@@ -115,7 +117,7 @@ def test_a_new_model_gets_fresh_noise(tmp_path):
         save_npz(tmp_path / f"h{label}.npz", seeds=np.array([0]), **mlp.constant_model(label, 1))
         steps.oracle_errors(tmp_path / "val.npz", tmp_path / "bins.npz", tmp_path / f"h{label}.npz",
                             tmp_path / f"q{label}.npz", tmp_path / f"l{label}.csv", "A", "errors_t0",
-                            _privacy(1.0, planned=2, d=2, mechanism="counts"))
+                            _privacy(1.0, planned=2, d=2, mechanism="counts").param())
         released = load_npz(tmp_path / f"q{label}.npz")["answers"][0]
         noise.append(released - binning.bin_sums(ids, n_bins, y[0] != label))
     assert not np.allclose(noise[0], noise[1])
@@ -129,7 +131,7 @@ def test_oracle_refuses_bins_that_do_not_match_its_noise_plan(tmp_path):
     wide = [np.array([0.0])] * 3
     save_npz(tmp_path / "wide.npz", seeds=np.array([0]), **binning.pack([wide]))
     save_npz(tmp_path / "other.npz", seeds=np.array([7]), **binning.pack([wide[:2]]))
-    privacy = _privacy(1.0, planned=2, d=2)
+    privacy = _privacy(1.0, planned=2, d=2).param()
     for bins, message in [("wide.npz", "cover 3 features.*d = 2"), ("other.npz", "holds seeds \\[7\\]")]:
         with pytest.raises(ValueError, match=message):
             steps.oracle_marginals(tmp_path / "val.npz", tmp_path / bins, tmp_path / "answers.npz",

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from expril import ledger, io, report
+from expril import io, ledger, mechanisms, report
 
 INF = math.inf
 T = 2
@@ -165,7 +165,7 @@ def test_write_all(tmp_path):
         ("table2_md", "table2.md"), ("table1", "table1.csv"),
         ("figure_pdf", "figure1.pdf"), ("figure_png", "figure1.png"),
         ("privacy_ledger", "privacy_ledger.csv")]}
-    privacy = {"eps": 1.0, "mechanism": "paper", "planned_queries": 2, "sensitivity": 2, "scale": 4.0}
+    privacy = mechanisms.Paper(1.0, 0.0, 2, 1, True)     # lambda = 4: eps 1/2 per query
     book = None
     for query in ["errors_t0", "errors_t1"]:
         book = ledger.record(tmp_path / "chain.csv", book, "A", [0, 1], query, "oracle_errors", privacy)
