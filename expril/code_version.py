@@ -2,13 +2,21 @@
 it as a `params` entry, so Snakemake reruns the rule's jobs when that code changes: Snakemake's own
 code trigger sees the script only, not the package modules the script imports.
 
-What counts is followed by name from the script: the top-level functions, classes and
-assignments of the package that the script uses, then those that these use, and so on, plus the
-statements each reached module runs when imported (other than its imports of the package, whose
-targets count only where used). Code is compared as parsed, without docstrings, so edits to
-comments, docstrings or layout, or to code the script never reaches, rerun nothing (a new Python
-version may unparse differently and rerun everything once). An import form this cannot follow is
-an error naming the file, rather than a digest that silently misses code."""
+What counts: all that each package module the script's process imports runs on import, and the
+package's functions and constants the script uses, those these use, and so on. A module counts
+once a reached import statement names it (with the package's `__init__`), even if none of its
+names are used. What runs on import is every top-level statement but two kinds: a function's body
+runs only when called, so it counts where the function is used (its decorators, defaults and
+annotations run on import); an assignment of a literal to plain names runs no code, so it counts
+where a name is used. Any other assignment counts on import, side effects or not (a safe
+over-approximation), and so does a class, methods included: they are reached through objects
+(instances, a registry), which names do not follow. A function reached only through a value
+built at run time (a registry of functions, `getattr`) would be missed.
+
+Code is compared as parsed, without docstrings, so edits to comments, docstrings or layout, or to
+functions and constants the script never reaches, rerun nothing (a new Python version may unparse
+differently and rerun everything once). An import form this cannot follow is an error naming the
+file, rather than a digest that silently misses code."""
 import ast
 import hashlib
 from functools import cache
@@ -24,10 +32,37 @@ def _imports_package(node):
     return isinstance(node, ast.Import) and any(a.name.split(".")[0] == "expril" for a in node.names)
 
 
+def _target(node, alias):
+    """(module, name) a package import binds to alias; name None for a module."""
+    base = (node.module or "").removeprefix("expril").lstrip(".")
+    return (base, alias.name) if base else (alias.name, None)
+
+
+def _literal(node):
+    """Whether evaluating the expression runs no code: a literal that builds (not `set()`, a call)."""
+    try:
+        ast.literal_eval(node)
+    except (ValueError, TypeError):  # not a literal, or one that raises (an unhashable key)
+        return False
+    return not any(isinstance(n, ast.Call) for n in ast.walk(node))
+
+
+def _on_import(node):
+    """What of a top-level statement runs when its module is imported (see the module docstring)."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        parts = node.decorator_list + [node.returns] + [
+            n.annotation if isinstance(n, ast.arg) else n for n in ast.iter_child_nodes(node.args)]
+        return [p for p in parts if p is not None and not _literal(p)]
+    if isinstance(node, ast.Pass) or isinstance(node, ast.Assign) and _literal(node.value) \
+            and all(isinstance(t, ast.Name) for t in node.targets):
+        return []
+    return [node]
+
+
 class _Module:
-    """One parsed file: its top-level definitions by name, the rest of what it runs when imported,
-    and what its package imports bind: {name: (module, None)} for a module, (module, name) for a
-    name defined in one."""
+    """One parsed file: its top-level definitions by name, what it runs when imported, and what its
+    package imports bind: {name: (module, None)} for a module, (module, name) for a name defined
+    in one."""
 
     def __init__(self, path, text, package):
         self.path, self.units, self.runs, self.binds, self._sources = path, {}, [], {}, {}
@@ -47,8 +82,7 @@ class _Module:
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                 for name in {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}:
                     self.units.setdefault(name, []).append(node)
-            elif not (_imports_package(node) or isinstance(node, ast.Pass)):
-                self.runs.append(node)
+            self.runs += _on_import(node)
 
     def source(self, unit):
         """A unit's code as parsed (None: what the module runs on import), unparsed once."""
@@ -62,9 +96,8 @@ class _Module:
         if isinstance(node, ast.Import) or node.level > 1:
             raise ValueError(f"{self.path}: line {node.lineno}: write package imports as `from expril import "
                              f"module` or `from .module import name`, so that the code digest can follow them")
-        base = (node.module or "").removeprefix("expril").lstrip(".")
         for alias in node.names:
-            target = (base, alias.name) if base else (alias.name, None)
+            target = _target(node, alias)
             if not (package / f"{target[0]}.py").is_file():
                 raise ValueError(f"{self.path}: line {node.lineno}: the package has no module {target[0]!r}")
             self.binds[alias.asname or alias.name] = target
@@ -84,19 +117,23 @@ def _package(package):
     return {path.stem: _module(path, package) for path in Path(package).glob("*.py")}
 
 
-def _references(module, nodes):
-    """(module, name) pairs the nodes use: `m.f` and `f` bound by an import, or a top-level name
-    of this module; name None for a package module used whole (as a value)."""
+def _references(module, nodes, package):
+    """(module, name) pairs the nodes use: `m.f` and `f` bound by an import, a top-level name of
+    this module, each name of a package module used whole (as a value); name None for a module an
+    import statement runs, its names used or not."""
     walked = [n for top in nodes for n in ast.walk(top)]
     attribute_of = {id(n.value): (module.binds[n.value.id][0], n.attr) for n in walked
                     if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
                     and module.binds.get(n.value.id, ("", ""))[1] is None}
     for n in walked:
-        if isinstance(n, ast.Name):
+        if _imports_package(n):
+            yield from ((_target(n, alias)[0], None) for alias in n.names)
+        elif isinstance(n, ast.Name):
             if id(n) in attribute_of:
                 yield attribute_of[id(n)]
             elif n.id in module.binds:
-                yield module.binds[n.id]
+                name, unit = module.binds[n.id]
+                yield from [(name, unit)] if unit else ((name, u) for u in package[name].units)
             elif n.id in module.units and module.name:
                 yield module.name, n.id
 
@@ -111,20 +148,22 @@ def _reach(script, package):
     todo = [(script, script.runs + [n for nodes in script.units.values() for n in nodes])]
     while todo:
         module, nodes = todo.pop()
-        for name, unit in _references(module, nodes):
+        for name, unit in _references(module, nodes, package):
+            for imported in (INIT, name):  # importing a module runs the package's __init__ first
+                if imported not in modules:
+                    modules.add(imported)
+                    todo.append((package[imported], package[imported].runs))
             target = package[name]
-            if name not in modules:
-                modules.add(name)
-                todo.append((target, target.runs))
-            for u in list(target.units) if unit is None else [unit]:
-                if u in target.binds:  # imported into that module: follow the import
-                    todo.append((target, [ast.Name(u)]))
-                elif u not in target.units:
-                    raise ValueError(f"{target.path} has no top-level {u!r} (reached from {script.path})")
-                elif (name, u) not in units:
-                    units.add((name, u))
-                    todo.append((target, target.units[u]))
-    return units, modules | ({INIT} if modules else set())
+            if unit is None:
+                continue
+            if unit in target.binds:  # imported into that module: follow the import
+                todo.append((target, [ast.Name(unit)]))
+            elif unit not in target.units:
+                raise ValueError(f"{target.path} has no top-level {unit!r} (reached from {script.path})")
+            elif (name, unit) not in units:
+                units.add((name, unit))
+                todo.append((target, target.units[unit]))
+    return units, modules
 
 
 def script_digest(script, package=PACKAGE):
