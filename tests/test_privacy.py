@@ -137,3 +137,51 @@ def test_oracle_refuses_bins_that_do_not_match_its_noise_plan(tmp_path):
             steps.oracle_marginals(tmp_path / "val.npz", tmp_path / bins, tmp_path / "answers.npz",
                                    tmp_path / "ledger.csv", "A", privacy)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["other.npz", "val.npz", "wide.npz"]
+
+
+def test_the_ledger_records_neighbours_eps_and_delta_and_the_run_total(tmp_path):
+    book = None
+    for query in ["marginals", "errors_t0", "errors_t1"]:
+        book = ledger.record(tmp_path / "l.csv", book, "C", [4], query, "oracle_errors", _privacy(1.5))
+    assert set(book.neighbours) == {mechanisms.RECORD} and set(book.delta_spent) == {0.0}
+    assert list(book.eps_total) == pytest.approx([0.5, 1.0, 1.5]) and set(book.delta_budget) == {0.0}
+
+
+def test_a_new_mechanism_is_one_class_and_the_ledger_composes_with_its_accountant(tmp_path, monkeypatch):
+    """A made-up (eps, delta) mechanism whose queries compose in parallel (max, not sum): the ledger
+    takes the run's totals and the budget check from the class, with no other change."""
+    class Parallel(mechanisms.Counts):
+        name, neighbours = "parallel", mechanisms.LABEL
+
+        def query_cost(self):
+            return self.eps, self.delta
+
+        def compose(self, costs):
+            return max(e for e, _ in costs), max(d for _, d in costs)
+
+    monkeypatch.setitem(mechanisms.MECHANISMS, "parallel", Parallel)
+    plan = mechanisms.from_param({"name": "parallel", "eps": 2.0, "delta": 1e-6, "features": 3, "iterations": 2,
+                                  "importance_sampling": False, "secret_digest": "ignored"})
+    assert isinstance(plan, Parallel) and plan.planned_queries == 3      # uses_counts: a counts query
+    book = None
+    for query in ["marginals", "errors_t0", "errors_t1"]:
+        book = ledger.record(tmp_path / "l.csv", book, "A", [0], query, "oracle_errors", plan)
+    assert list(book.eps_total) == [2.0] * 3 and list(book.delta_total) == [1e-6] * 3
+    assert set(book.neighbours) == {mechanisms.LABEL}
+    with pytest.raises(ValueError, match="unknown mechanism 'nope'.*parallel"):
+        mechanisms.get("nope")
+
+
+def test_counts_releases_depend_on_the_bins_only_while_paper_marginals_divide_by_the_realised_size():
+    """Adding one record moves one count per feature by one in a `counts` release, with the same
+    noise; `paper`'s marginals divide by the realised n', so every bin's answer moves."""
+    rng = np.random.default_rng(0)
+    ids = np.stack([rng.integers(0, 4, 50), rng.integers(4, 7, 50)], axis=1)
+    added = np.vstack([ids, [[2, 5]]])
+    for name, moved in [("counts", 2), ("paper", 7)]:
+        mechanism = mechanisms.get(name).at_scale(3.0, features=2)
+        before, after = (mechanism.release_counts(x, 7, np.random.default_rng(1)) for x in (ids, added))
+        assert np.count_nonzero(~np.isclose(before, after)) == moved
+    counts = mechanisms.Counts.at_scale(3.0, features=2)
+    delta = counts.release_counts(added, 7, np.random.default_rng(1)) - counts.release_counts(ids, 7, np.random.default_rng(1))
+    assert np.allclose(delta, np.eye(7)[2] + np.eye(7)[5])
