@@ -1,5 +1,6 @@
 # The learner: sees its source data (no labels), the bins it defines, the oracle's answers and
-# its own models. No rule here may take a curator/ file as input.
+# its own models. No rule here may read a curator/ file, nor a file derived from one other than
+# the oracle's releases: expril/taint.py audits the job plan.
 
 
 rule make_bins:

@@ -1,13 +1,18 @@
-"""Privacy you can check: the ledger, the noise secret, and the DAG's privacy boundary."""
+"""Privacy you can check: the ledger, the noise secret, and the taint audit of the job plan."""
 import math
+import os
+import re
 import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from expril import binning, ledger, mechanisms, mlp, oracle, settings, steps
+from expril import binning, ledger, mechanisms, mlp, oracle, settings, steps, taint
 from expril.io import load_npz, save_npz
-from workflow import ROOT, boundary_violations, plan, snakemake
+from workflow import ROOT, replace_once
 
 
 def _privacy(eps, planned=3, d=10, mechanism="paper", scale=None):
@@ -77,28 +82,105 @@ def test_noise_depends_on_the_secret_and_the_whole_query_and_is_reproducible(mon
     assert oracle.secret() == oracle.DEMO_SECRET
 
 
-@pytest.mark.parametrize("args", [[], ["--configfile", "tests/smoke.yaml"],
-                                  ["--config", "mechanism=counts"]])
-def test_only_oracle_evaluate_and_reference_rules_read_the_target(args):
-    jobs = plan(*args)
-    assert any("target_val" in f for job in jobs for f in job["input"])   # the audit sees the reads
-    assert boundary_violations(jobs) == []
+@pytest.mark.parametrize("args", [[], ["--configfile", "tests/smoke.yaml"], ["--config", "mechanism=counts"]])
+def test_taint_audit_passes_the_workflow_and_sees_the_target_flow(args, monkeypatch):
+    monkeypatch.chdir(ROOT)
+    p = taint.plan(args)
+    assert [str(v) for v in taint.audit(p.jobs, p.curator)] == [] and taint.unknown_roles(p.rules) == []
+    tainted = taint.taint(p.jobs, p.curator)
+    # The target's labels reach the references, the evaluation and the tables, not the learner:
+    # the oracle's outputs are releases.
+    assert {job.rule for job in p.jobs if job.release} == {"oracle_marginals", "oracle_errors"}
+    assert {job.rule for job in p.jobs if set(job.output) & set(tainted)} == {
+        "generate_data", "split_target", "reference_models", "evaluate_hypotheses", "aggregate_results"}
+    assert {job.rule for job in p.jobs if set(job.input) & set(tainted)} == {
+        "split_target", "oracle_marginals", "oracle_errors", "reference_models", "evaluate_hypotheses",
+        "aggregate_results", "all"}
 
 
-def test_boundary_audit_catches_a_miswired_learner_rule(tmp_path):
-    for name in ["Snakefile", "config.yaml", "config.schema.yaml", "rules", "workflow_scripts", "envs", "expril", "data"]:
+MODELS = "        models=lambda wc: [model_file("
+LABELS = '        labels=f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/{{variant}}/labels_t{{t}}.npz",\n'
+BINS_SOURCE = '        f"{R}/data/{{dataset}}/{{seeds}}/source.npz",\n    output:\n        f"{R}/learner/'
+FIRST_EPS_ACCURACY = ('        lambda wc: [] if wc.eps == EPSILONS[0] else '
+                      'f"{R}/eval/{wc.dataset}/{wc.seeds}/eps{EPSILONS[0]}/accuracy.csv",\n')
+VALIDATION_COPY = '        validation=f"{R}/learner/{{dataset}}/{{seeds}}/validation.npz",\n'
+COPY_RULE = """
+rule stage_validation:
+    input:
+        f"{R}/curator/{{dataset}}/{{seeds}}/target_val.npz",
+    output:
+        f"{R}/learner/{{dataset}}/{{seeds}}/validation.npz",
+    shell:
+        "cp {input} {output}"
+"""
+# Each miswiring of rules/learner.smk (text replaced, or appended), the rules the audit then flags
+# (the first and what reads its outputs) and one flagged read: (rule, curator file the chain
+# starts from, rules along the chain, file read), by file name.
+MISWIRINGS = {
+    "estimate_labels reads target_val": (
+        [(MODELS, '        leak=f"{R}/curator/{{dataset}}/{{seeds}}/target_val.npz",\n' + MODELS)],
+        {"estimate_labels", "train_hypothesis"},
+        ("estimate_labels", "target_val.npz", (), "target_val.npz")),
+    "train_hypothesis reads h*": (
+        [(LABELS, LABELS + '        star=f"{R}/reference/{{dataset}}/{{seeds}}/h_star.npz",\n')],
+        {"train_hypothesis", "estimate_labels"},
+        ("train_hypothesis", "target_val.npz", ("reference_models",), "h_star.npz")),
+    # Bins chosen from the first epsilon's test accuracy (that epsilon's own runs excepted: a cycle).
+    "make_bins reads an evaluation": (
+        [(BINS_SOURCE, BINS_SOURCE.replace("    output:", FIRST_EPS_ACCURACY + "    output:"))],
+        {"make_bins", "reweight_source", "estimate_labels", "train_hypothesis"},
+        ("make_bins", "target_test.npz", ("evaluate_hypotheses",), "accuracy.csv")),
+    "a new rule copies target_val for train_hypothesis": (
+        [(LABELS, LABELS + VALIDATION_COPY), COPY_RULE],
+        {"stage_validation", "train_hypothesis", "estimate_labels"},
+        ("train_hypothesis", "target_val.npz", ("stage_validation",), "validation.npz")),
+}
+
+
+def miswired_copy(tmp_path, edits):
+    """A copy of the project with rules/learner.smk edited: (old, new) replaced, a string appended."""
+    for name in ["Snakefile", "config.yaml", "config.schema.yaml", "rules", "workflow_scripts", "envs", "expril",
+                 "data"]:
         copy = shutil.copytree if (ROOT / name).is_dir() else shutil.copy
         copy(ROOT / name, tmp_path / name)
     learner = tmp_path / "rules" / "learner.smk"
-    text = learner.read_text()
-    wired = text.replace(
-        '        source=f"{R}/data/{{dataset}}/{{seeds}}/source.npz",\n        weights=',
-        '        source=f"{R}/data/{{dataset}}/{{seeds}}/source.npz",\n'
-        '        leak=f"{R}/curator/{{dataset}}/{{seeds}}/target_val.npz",\n        weights=', 1)
-    assert wired != text
-    learner.write_text(wired)
-    violations = boundary_violations(plan("--snakefile", str(tmp_path / "Snakefile"), "--directory", str(tmp_path)))
-    assert violations and {rule for rule, _ in violations} == {"estimate_labels"}
+    for edit in edits:
+        if isinstance(edit, str):
+            learner.write_text(learner.read_text() + edit)
+        else:
+            replace_once(learner, *edit)
+    return ["--snakefile", str(tmp_path / "Snakefile"), "--directory", str(tmp_path)]
+
+
+def described(violations):
+    return {(v.rule, Path(v.chain[0]).name, v.chain[1::2], Path(v.file).name) for v in violations}
+
+
+@pytest.mark.parametrize("name", MISWIRINGS)
+def test_taint_audit_catches_a_miswired_learner(tmp_path, name):
+    edits, rules, read = MISWIRINGS[name]
+    p = taint.plan(miswired_copy(tmp_path, edits))
+    violations = taint.audit(p.jobs, p.curator)
+    assert {v.rule for v in violations} == rules and read in described(violations)
+    # Loading the copy's Snakefile left this process importing from the project, not the copy.
+    assert not any(str(tmp_path) in entry for entry in [*sys.path, os.environ.get("PYTHONPATH", "")])
+
+
+def test_a_learner_rule_copying_target_val_is_caught_without_a_reader(tmp_path):
+    # Nothing reads its output: it is in the plan only when asked for.
+    p = taint.plan([*miswired_copy(tmp_path, [COPY_RULE]), "results/learner/A/0-4/validation.npz"])
+    violations = taint.audit(p.jobs, p.curator)
+    assert described(violations) == {("stage_validation", "target_val.npz", (), "target_val.npz")}
+
+
+def test_taint_audit_command_fails_on_a_miswired_learner(tmp_path):
+    edits = MISWIRINGS["train_hypothesis reads h*"][0]
+    result = subprocess.run([sys.executable, "-m", "expril.taint", *miswired_copy(tmp_path, edits)],
+                            cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 1
+    assert re.search(r"^train_hypothesis reads results/reference/A/(\d+-\d+)/h_star.npz, derived: "
+                     r"results/curator/A/\1/target_val.npz -> reference_models -> results/reference/A/\1/h_star.npz$",
+                     result.stdout, re.M)
 
 
 def test_a_new_model_gets_fresh_noise(tmp_path):

@@ -46,17 +46,3 @@ def counts(jobs):
         out[job["rule"]] = out.get(job["rule"], 0) + 1
     return out
 
-
-# Who may read the curator's files: rule-name prefixes per file-name part.
-READERS = {"target_val": ("oracle_", "reference_"), "target_test": ("evaluate_", "reference_")}
-
-
-def boundary_violations(jobs):
-    """Jobs whose inputs cross the privacy boundary: (rule, file) pairs."""
-    return [
-        (job["rule"], f)
-        for job in jobs
-        for f in job["input"]
-        for part, allowed in READERS.items()
-        if part in f and not job["rule"].startswith(allowed)
-    ]
