@@ -13,12 +13,12 @@ report: "report/workflow.rst"
 
 include: "rules/common.smk"
 include: "rules/data.smk"
-include: "rules/oracle.smk"
 include: "rules/learner.smk"
+include: "rules/oracle.smk"
 include: "rules/evaluate.smk"
 include: "rules/aggregate.smk"
 
 
 rule all:
     input:
-        final_outputs(),
+        rules.aggregate_results.output,

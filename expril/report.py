@@ -223,3 +223,17 @@ def write_all(accuracy, reference, ledger, config, out, paper_table2=None):
             datasets=config["datasets"])
     if paper_table2 is not None:
         fidelity.write(long, t2, paper_table2, config, out)
+
+
+def _concat(files):
+    return pd.concat([pd.read_csv(f) for f in files], ignore_index=True)
+
+
+def aggregate(accuracy_files, reference_files, ledger_files, paper_table2_file, config, out):
+    """`write_all` from the workflow's per-block files. A chain's last ledger holds every earlier
+    query of its runs: the rows shared by chains are dropped, and the rest sorted, so the ledger
+    does not depend on how runs were grouped into seed blocks."""
+    ledger = _concat(ledger_files).drop_duplicates().sort_values(
+        ["dataset", "eps_budget", "seed", "query"], kind="stable", ignore_index=True)
+    write_all(_concat(accuracy_files), _concat(reference_files), ledger, config, out,
+              pd.read_csv(paper_table2_file))

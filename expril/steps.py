@@ -7,7 +7,6 @@ with their per-feature edge counts (binning.pack).
 """
 import functools
 import logging
-import sys
 import time
 
 import numpy as np
@@ -18,13 +17,6 @@ from .io import load_npz, save_csv, save_npz
 from .seeds import seed_int
 
 log = logging.getLogger("expril")
-
-
-def setup_logging(path):
-    """Send this process's stderr and log records to the job's log file."""
-    sys.stderr = open(path, "w", buffering=1)
-    logging.basicConfig(stream=sys.stderr, level=logging.INFO,
-                        format="%(asctime)s %(levelname)s %(message)s", force=True)
 
 
 def timed(step):

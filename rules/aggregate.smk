@@ -43,13 +43,10 @@ rule aggregate_results:
 # tables into summary/, which is committed so that readers see numbers without running anything.
 rule publish_summary:
     input:
-        f"{R}/table2.csv",
-        f"{R}/table2.md",
-        f"{R}/table1.csv",
-        f"{R}/fidelity.md",
-        f"{R}/fidelity.csv",
-        f"{R}/fidelity_claims.csv",
-        f"{R}/figure1.png",
+        [
+            rules.aggregate_results.output[name]
+            for name in ("table2_csv", "table2_md", "table1", "fidelity_md", "fidelity_csv", "fidelity_claims", "figure_png")
+        ],
     output:
         "summary/table2.csv",
         "summary/table2.md",

@@ -1,6 +1,7 @@
 # Configuration checks, path helpers and wildcard constraints shared by every stage.
 import hashlib
 import os
+import re
 from pathlib import Path
 
 from snakemake.utils import validate
@@ -33,11 +34,13 @@ BLOCKS = settings.seed_blocks(config["runs"], config["seed_block"])
 SECRET_DIGEST = hashlib.sha256(oracle.secret().encode()).hexdigest()[:16]
 
 
+# Built from the configuration, so that a path naming an unconfigured dataset, eps or variant
+# matches no rule at all instead of failing later.
 wildcard_constraints:
-    dataset=r"[A-Za-z0-9_-]+",
+    dataset="|".join(map(re.escape, config["datasets"])),
     seeds=r"\d+-\d+",
-    eps=r"inf|[0-9.]+",
-    variant="C|I|both",
+    eps="|".join(map(re.escape, EPSILONS)),
+    variant="|".join(config["variants"] + ["both"]),
     t=r"\d+",
 
 
@@ -140,7 +143,7 @@ def ctg_csv(wildcards):
 
 
 def reweight_inputs(wildcards):
-    inputs = {"source": f"{R}/data/{block_dir(wildcards)}/source.npz"}
+    inputs = {}
     if counts_query(wildcards.dataset):
         inputs["bins"] = f"{R}/learner/{block_dir(wildcards)}/eps{wildcards.eps}/marginal_bins.npz"
     if importance_sampling(wildcards.dataset):
@@ -165,18 +168,3 @@ def run_ledgers():
             for v in config["variants"]
         }
     )
-
-
-def final_outputs():
-    return [
-        f"{R}/table2.csv",
-        f"{R}/table2.md",
-        f"{R}/table1.csv",
-        f"{R}/accuracies.csv",
-        f"{R}/privacy_ledger.csv",
-        f"{R}/figure1.pdf",
-        f"{R}/figure1.png",
-        f"{R}/fidelity.md",
-        f"{R}/fidelity.csv",
-        f"{R}/fidelity_claims.csv",
-    ]

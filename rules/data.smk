@@ -27,7 +27,7 @@ rule generate_data:
 
 rule split_target:
     input:
-        f"{R}/curator/{{dataset}}/{{seeds}}/target.npz",
+        rules.generate_data.output.target,
     output:
         val=f"{R}/curator/{{dataset}}/{{seeds}}/target_val.npz",
         test=f"{R}/curator/{{dataset}}/{{seeds}}/target_test.npz",

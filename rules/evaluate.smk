@@ -5,7 +5,7 @@
 rule evaluate_hypotheses:
     input:
         unpack(evaluated_models),
-        target_test=f"{R}/curator/{{dataset}}/{{seeds}}/target_test.npz",
+        target_test=rules.split_target.output.test,
     output:
         f"{R}/eval/{{dataset}}/{{seeds}}/eps{{eps}}/accuracy.csv",
     params:
@@ -23,8 +23,8 @@ rule evaluate_hypotheses:
 
 rule reference_models:
     input:
-        target_val=f"{R}/curator/{{dataset}}/{{seeds}}/target_val.npz",
-        target_test=f"{R}/curator/{{dataset}}/{{seeds}}/target_test.npz",
+        target_val=rules.split_target.output.val,
+        target_test=rules.split_target.output.test,
     output:
         accuracy=f"{R}/reference/{{dataset}}/{{seeds}}/reference.csv",
         model=f"{R}/reference/{{dataset}}/{{seeds}}/h_star.npz",

@@ -5,7 +5,7 @@
 
 rule make_bins:
     input:
-        f"{R}/data/{{dataset}}/{{seeds}}/source.npz",
+        rules.generate_data.output.source,
     output:
         f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/marginal_bins.npz",
     params:
@@ -24,6 +24,7 @@ rule make_bins:
 rule reweight_source:
     input:
         unpack(reweight_inputs),
+        source=rules.generate_data.output.source,
     output:
         weights=f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/weights.npz",
         bins=f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/error_bins.npz",
@@ -58,9 +59,9 @@ rule init_hypothesis:
 
 rule estimate_labels:
     input:
-        source=f"{R}/data/{{dataset}}/{{seeds}}/source.npz",
-        weights=f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/weights.npz",
-        bins=f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/error_bins.npz",
+        source=rules.generate_data.output.source,
+        weights=rules.reweight_source.output.weights,
+        bins=rules.reweight_source.output.bins,
         models=lambda wc: [model_file(wc, wc.variant, l) for l in equation_blocks(wc)],
         answers=lambda wc: [answer_file(wc, wc.variant, l) for l in equation_blocks(wc)],
         counts=lambda wc: counts_file(wc) if mechanisms.get(config["mechanism"]).uses_counts else [],
@@ -82,9 +83,9 @@ rule estimate_labels:
 
 rule train_hypothesis:
     input:
-        source=f"{R}/data/{{dataset}}/{{seeds}}/source.npz",
-        weights=f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/weights.npz",
-        labels=f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/{{variant}}/labels_t{{t}}.npz",
+        source=rules.generate_data.output.source,
+        weights=rules.reweight_source.output.weights,
+        labels=rules.estimate_labels.output[0],
     output:
         f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/{{variant}}/model_t{{t}}.npz",
     params:

@@ -7,8 +7,8 @@
 
 rule oracle_marginals:
     input:
-        target_val=f"{R}/curator/{{dataset}}/{{seeds}}/target_val.npz",
-        bins=f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/marginal_bins.npz",
+        target_val=rules.split_target.output.val,
+        bins=rules.make_bins.output[0],
     output:
         answers=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}/marginals.npz",
         ledger=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}/marginals.ledger.csv",
@@ -27,8 +27,8 @@ rule oracle_marginals:
 
 rule oracle_errors:
     input:
-        target_val=f"{R}/curator/{{dataset}}/{{seeds}}/target_val.npz",
-        bins=f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/error_bins.npz",
+        target_val=rules.split_target.output.val,
+        bins=rules.reweight_source.output.bins,
         model=lambda wc: model_file(wc, wc.variant, int(wc.t)),
         previous_ledger=previous_ledger,
     output:

@@ -2,7 +2,6 @@
 import math
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,7 +11,7 @@ import pytest
 
 from expril import binning, ledger, mechanisms, mlp, oracle, settings, steps, taint
 from expril.io import load_npz, save_npz
-from workflow import ROOT, replace_once
+from workflow import ROOT, copy_project, replace_once
 
 
 def _privacy(eps, planned=3, d=10, mechanism="paper", scale=None):
@@ -99,8 +98,8 @@ def test_taint_audit_passes_the_workflow_and_sees_the_target_flow(args, monkeypa
 
 
 MODELS = "        models=lambda wc: [model_file("
-LABELS = '        labels=f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/{{variant}}/labels_t{{t}}.npz",\n'
-BINS_SOURCE = '        f"{R}/data/{{dataset}}/{{seeds}}/source.npz",\n    output:\n        f"{R}/learner/'
+LABELS = "        labels=rules.estimate_labels.output[0],\n"
+BINS_SOURCE = '        rules.generate_data.output.source,\n    output:\n        f"{R}/learner/'
 FIRST_EPS_ACCURACY = ('        lambda wc: [] if wc.eps == EPSILONS[0] else '
                       'f"{R}/eval/{wc.dataset}/{wc.seeds}/eps{EPSILONS[0]}/accuracy.csv",\n')
 VALIDATION_COPY = '        validation=f"{R}/learner/{{dataset}}/{{seeds}}/validation.npz",\n'
@@ -139,17 +138,14 @@ MISWIRINGS = {
 
 def miswired_copy(tmp_path, edits):
     """A copy of the project with rules/learner.smk edited: (old, new) replaced, a string appended."""
-    for name in ["Snakefile", "config.yaml", "config.schema.yaml", "rules", "workflow_scripts", "envs", "expril",
-                 "data"]:
-        copy = shutil.copytree if (ROOT / name).is_dir() else shutil.copy
-        copy(ROOT / name, tmp_path / name)
-    learner = tmp_path / "rules" / "learner.smk"
+    args = copy_project(tmp_path / "project")
+    learner = tmp_path / "project" / "rules" / "learner.smk"
     for edit in edits:
         if isinstance(edit, str):
             learner.write_text(learner.read_text() + edit)
         else:
             replace_once(learner, *edit)
-    return ["--snakefile", str(tmp_path / "Snakefile"), "--directory", str(tmp_path)]
+    return args
 
 
 def described(violations):

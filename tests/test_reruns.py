@@ -9,12 +9,11 @@ queries (on h_0 and h_1, shared by the variants), 3 label estimates and 3 traini
 h_2 per variant C and I) and one evaluation; per dataset and block, generate_data, split_target,
 init_hypothesis and reference_models. aggregate_results reads the whole config, so it always reruns.
 """
-import shutil
 
 import pytest
 import yaml
 
-from workflow import ROOT, counts, dry_run_jobs, replace_once, snakemake
+from workflow import ROOT, copy_project, counts, dry_run_jobs, replace_once, snakemake
 
 CONFIG = "tests/reruns.yaml"
 
@@ -133,8 +132,7 @@ def test_code_edit_reruns_the_rules_that_run_it(tmp_path):
     digest of the package code each script runs (params.code) makes an edit rerun exactly the
     jobs that run it, and what follows. Run in a copy of the project, which the test edits."""
     project = tmp_path / "project"
-    shutil.copytree(ROOT, project, ignore=shutil.ignore_patterns(
-        ".git", ".venv", ".snakemake", ".pytest_cache", "__pycache__", "results"))
+    copy_project(project)
     small = {"datasets": ["A"], "epsilons": ["inf"]}
     (tmp_path / "small.yaml").write_text(yaml.safe_dump(small))
     results = tmp_path / "results"

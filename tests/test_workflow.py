@@ -8,7 +8,7 @@ from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
 from expril import settings
-from workflow import ROOT, counts, plan, snakemake
+from workflow import ROOT, copy_project, counts, plan, replace_once, snakemake
 
 DATASETS = ["A", "B", "C", "D", "E", "CTG-A", "CTG-B"]
 IS_DATASETS = ["C", "D", "E", "CTG-B"]
@@ -135,3 +135,26 @@ def test_schema_rejects_what_would_fail_later(change, expected):
     change(config)
     with pytest.raises(WorkflowError, match=expected):
         validate(config, str(ROOT / "config.schema.yaml"))
+
+
+@pytest.mark.parametrize("target", ["results/smoke/eval/Z/0-1/eps1/accuracy.csv",       # Z: not configured
+                                    "results/smoke/eval/A/0-1/eps1.2.3/accuracy.csv",   # not an eps
+                                    "results/smoke/eval/A/0-1/eps0.5/accuracy.csv"])    # not configured
+def test_a_path_outside_the_configuration_matches_no_rule(target):
+    result = snakemake("--dry-run", target, "--configfile", "tests/smoke.yaml", check=False)
+    assert result.returncode != 0 and f"No rule to produce {target}" in result.stdout + result.stderr
+    configured = target.replace("/Z/", "/A/").replace("eps1.2.3", "eps1").replace("eps0.5", "epsinf")
+    assert snakemake("--dry-run", configured, "--configfile", "tests/smoke.yaml").returncode == 0
+
+
+@pytest.mark.slow
+def test_an_import_error_reaches_the_jobs_log(tmp_path):
+    """Scripts send stderr to the job's log before importing the method's modules."""
+    args = copy_project(tmp_path / "project")
+    replace_once(tmp_path / "project/expril/labels.py", "import numpy as np\n",
+                 'import numpy as np\nraise ImportError("broken on purpose")\n')
+    result = snakemake(*args, "--cores", "1", "results/smoke/learner/A/0-1/h0.npz",
+                       "--configfile", "tests/smoke.yaml", check=False)
+    assert result.returncode != 0
+    log = tmp_path / "project/results/smoke/logs/init_hypothesis/A/0-1.log"
+    assert "ImportError: broken on purpose" in log.read_text()

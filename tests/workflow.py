@@ -1,5 +1,6 @@
 """Running the Snakemake workflow from tests: dry-run job plans and real runs."""
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -31,6 +32,14 @@ def dry_run_jobs(out):
         elif job and (m := re.match(r"    (input|output|resources): (.*)$", line)):
             job[m.group(1)] = m.group(2).split(", ")
     return jobs
+
+
+def copy_project(dest):
+    """A copy of the project (without results, caches or the virtual environment) for tests that
+    edit it; returns the Snakemake arguments that run it there."""
+    shutil.copytree(ROOT, dest, ignore=shutil.ignore_patterns(
+        ".git", ".venv", ".snakemake", ".pytest_cache", "__pycache__", "results"))
+    return ["--snakefile", str(dest / "Snakefile"), "--directory", str(dest)]
 
 
 def replace_once(path, old, new):

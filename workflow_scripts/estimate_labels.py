@@ -1,6 +1,17 @@
-from expril import steps
+from expril.joblog import setup_logging
 
-steps.setup_logging(snakemake.log[0])
-i, p = snakemake.input, snakemake.params
-steps.estimate_labels(i.source, i.weights, i.bins, list(i.models), list(i.answers), snakemake.output[0],
-                      p.solver, p.mechanism, counts_path=i.get("counts"))
+setup_logging(snakemake.log[0])
+# After the redirect, so that an import error reaches the job's log.
+from expril import steps  # noqa: E402
+
+steps.estimate_labels(
+    source_path=snakemake.input.source,
+    weights_path=snakemake.input.weights,
+    bins_path=snakemake.input.bins,
+    model_paths=list(snakemake.input.models),
+    answer_paths=list(snakemake.input.answers),
+    out_path=snakemake.output[0],
+    solver=snakemake.params.solver,
+    mechanism=snakemake.params.mechanism,
+    counts_path=snakemake.input.get("counts"),
+)

@@ -1,6 +1,13 @@
-from expril import steps
+from expril.joblog import setup_logging
 
-steps.setup_logging(snakemake.log[0])
-w = snakemake.wildcards
-models = {(v, t): snakemake.input[f"{v}_t{t}"] for v, t in snakemake.params.models}
-steps.evaluate_hypotheses(snakemake.input.target_test, models, snakemake.output[0], w.dataset, float(w.eps))
+setup_logging(snakemake.log[0])
+# After the redirect, so that an import error reaches the job's log.
+from expril import steps  # noqa: E402
+
+steps.evaluate_hypotheses(
+    test_path=snakemake.input.target_test,
+    models={(v, t): snakemake.input[f"{v}_t{t}"] for v, t in snakemake.params.models},
+    out_path=snakemake.output[0],
+    name=snakemake.wildcards.dataset,
+    eps=float(snakemake.wildcards.eps),
+)

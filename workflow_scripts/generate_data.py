@@ -1,7 +1,17 @@
-from expril import steps
+from expril.joblog import setup_logging
 
-steps.setup_logging(snakemake.log[0])
+setup_logging(snakemake.log[0])
+# After the redirect, so that an import error reaches the job's log.
+from expril import steps  # noqa: E402
+
 p = snakemake.params
-ctg_csv = snakemake.input[0] if p.ctg_sha256 else None
-steps.generate_data(snakemake.output.source, snakemake.output.target, snakemake.wildcards.dataset,
-                    p.spec, p.seeds, p.redraw, ctg_csv, p.ctg_sha256)
+steps.generate_data(
+    source_path=snakemake.output.source,
+    target_path=snakemake.output.target,
+    name=snakemake.wildcards.dataset,
+    spec=p.spec,
+    seeds=p.seeds,
+    redraw=p.redraw,
+    ctg_csv=snakemake.input[0] if p.ctg_sha256 else None,
+    ctg_sha256=p.ctg_sha256,
+)

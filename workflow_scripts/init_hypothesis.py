@@ -1,4 +1,7 @@
-from expril import steps
+from expril.joblog import setup_logging
 
-steps.setup_logging(snakemake.log[0])
-steps.init_hypothesis(snakemake.output[0], snakemake.params.seeds)
+setup_logging(snakemake.log[0])
+# After the redirect, so that an import error reaches the job's log.
+from expril import steps  # noqa: E402
+
+steps.init_hypothesis(out_path=snakemake.output[0], seeds=snakemake.params.seeds)

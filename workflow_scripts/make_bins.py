@@ -1,4 +1,7 @@
-from expril import steps
+from expril.joblog import setup_logging
 
-steps.setup_logging(snakemake.log[0])
-steps.make_bins(snakemake.input[0], snakemake.output[0], snakemake.params.q)
+setup_logging(snakemake.log[0])
+# After the redirect, so that an import error reaches the job's log.
+from expril import steps  # noqa: E402
+
+steps.make_bins(source_path=snakemake.input[0], out_path=snakemake.output[0], q=snakemake.params.q)

@@ -1,6 +1,17 @@
-from expril import steps
+from expril.joblog import setup_logging
 
-steps.setup_logging(snakemake.log[0])
-i, o, p = snakemake.input, snakemake.output, snakemake.params
-steps.oracle_errors(i.target_val, i.bins, i.model, o.answers, o.ledger, snakemake.wildcards.dataset, p.query,
-                    p.mechanism, previous_ledger=i.get("previous_ledger"))
+setup_logging(snakemake.log[0])
+# After the redirect, so that an import error reaches the job's log.
+from expril import steps  # noqa: E402
+
+steps.oracle_errors(
+    val_path=snakemake.input.target_val,
+    bins_path=snakemake.input.bins,
+    model_path=snakemake.input.model,
+    out_path=snakemake.output.answers,
+    ledger_path=snakemake.output.ledger,
+    name=snakemake.wildcards.dataset,
+    query=snakemake.params.query,
+    mechanism=snakemake.params.mechanism,
+    previous_ledger=snakemake.input.get("previous_ledger"),
+)

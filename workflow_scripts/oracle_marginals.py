@@ -1,5 +1,14 @@
-from expril import steps
+from expril.joblog import setup_logging
 
-steps.setup_logging(snakemake.log[0])
-steps.oracle_marginals(snakemake.input.target_val, snakemake.input.bins, snakemake.output.answers,
-                       snakemake.output.ledger, snakemake.wildcards.dataset, snakemake.params.mechanism)
+setup_logging(snakemake.log[0])
+# After the redirect, so that an import error reaches the job's log.
+from expril import steps  # noqa: E402
+
+steps.oracle_marginals(
+    val_path=snakemake.input.target_val,
+    bins_path=snakemake.input.bins,
+    out_path=snakemake.output.answers,
+    ledger_path=snakemake.output.ledger,
+    name=snakemake.wildcards.dataset,
+    mechanism=snakemake.params.mechanism,
+)

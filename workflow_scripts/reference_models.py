@@ -1,6 +1,17 @@
-from expril import steps
+from expril.joblog import setup_logging
 
-steps.setup_logging(snakemake.log[0])
-i, o, p = snakemake.input, snakemake.output, snakemake.params
-steps.reference_models(i.target_val, i.target_test, o.accuracy, o.model, snakemake.wildcards.dataset,
-                       p.hidden, p.training, p.device, snakemake.threads)
+setup_logging(snakemake.log[0])
+# After the redirect, so that an import error reaches the job's log.
+from expril import steps  # noqa: E402
+
+steps.reference_models(
+    val_path=snakemake.input.target_val,
+    test_path=snakemake.input.target_test,
+    out_csv=snakemake.output.accuracy,
+    out_model=snakemake.output.model,
+    name=snakemake.wildcards.dataset,
+    hidden=snakemake.params.hidden,
+    training=snakemake.params.training,
+    device=snakemake.params.device,
+    threads=snakemake.threads,
+)

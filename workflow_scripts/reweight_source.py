@@ -1,6 +1,16 @@
-from expril import steps
+from expril.joblog import setup_logging
 
-steps.setup_logging(snakemake.log[0])
-i, p = snakemake.input, snakemake.params
-steps.reweight_source(i.source, snakemake.output.weights, snakemake.output.bins, p.q, p.solver,
-                      p.mechanism, bins_path=i.get("bins"), marginals_path=i.get("marginals"))
+setup_logging(snakemake.log[0])
+# After the redirect, so that an import error reaches the job's log.
+from expril import steps  # noqa: E402
+
+steps.reweight_source(
+    source_path=snakemake.input.source,
+    weights_path=snakemake.output.weights,
+    bins_out=snakemake.output.bins,
+    q=snakemake.params.q,
+    solver=snakemake.params.solver,
+    mechanism=snakemake.params.mechanism,
+    bins_path=snakemake.input.get("bins"),
+    marginals_path=snakemake.input.get("marginals"),
+)

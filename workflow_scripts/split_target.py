@@ -1,5 +1,13 @@
-from expril import steps
+from expril.joblog import setup_logging
 
-steps.setup_logging(snakemake.log[0])
-steps.split_target(snakemake.input[0], snakemake.output.val, snakemake.output.test,
-                   snakemake.wildcards.dataset, snakemake.params.val_fraction)
+setup_logging(snakemake.log[0])
+# After the redirect, so that an import error reaches the job's log.
+from expril import steps  # noqa: E402
+
+steps.split_target(
+    target_path=snakemake.input[0],
+    val_path=snakemake.output.val,
+    test_path=snakemake.output.test,
+    name=snakemake.wildcards.dataset,
+    val_fraction=snakemake.params.val_fraction,
+)

@@ -1,6 +1,17 @@
-from expril import steps
+from expril.joblog import setup_logging
 
-steps.setup_logging(snakemake.log[0])
-i, p = snakemake.input, snakemake.params
-steps.train_hypothesis(i.source, i.weights, i.labels, snakemake.output[0], p.hidden, p.training,
-                       p.init_key, p.device, snakemake.threads)
+setup_logging(snakemake.log[0])
+# After the redirect, so that an import error reaches the job's log.
+from expril import steps  # noqa: E402
+
+steps.train_hypothesis(
+    source_path=snakemake.input.source,
+    weights_path=snakemake.input.weights,
+    labels_path=snakemake.input.labels,
+    out_path=snakemake.output[0],
+    hidden=snakemake.params.hidden,
+    training=snakemake.params.training,
+    init_key=snakemake.params.init_key,
+    device=snakemake.params.device,
+    threads=snakemake.threads,
+)
