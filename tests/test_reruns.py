@@ -18,6 +18,8 @@ from workflow import ROOT, counts, dry_run_jobs, replace_once, snakemake
 
 CONFIG = "tests/reruns.yaml"
 
+pytestmark = pytest.mark.slow    # each test runs the workflow, or plans against a run of it
+
 
 @pytest.fixture(scope="session")
 def results(tmp_path_factory):

@@ -40,6 +40,7 @@ def test_full_config_plans_every_run_variant_and_epsilon():
     assert eps_dirs(jobs) == {"eps1", "epsinf"}
 
 
+@pytest.mark.slow
 def test_epsilons_from_the_command_line_and_in_scientific_notation():
     """--config passes list items as text, and a small epsilon would print as '1e-05', which the
     eps wildcard does not match: both plan, each epsilon in a directory named positionally."""
@@ -51,6 +52,7 @@ def test_epsilons_from_the_command_line_and_in_scientific_notation():
         assert result.returncode != 0 and "instance['epsilons'][0]" in result.stdout + result.stderr
 
 
+@pytest.mark.slow
 def test_cuda_asks_a_gpu_for_the_training_jobs_only():
     """The CUDA path as far as a machine without a GPU can plan it: the jobs that train networks
     request one (the SLURM profile turns that into a GPU request), and no other job does."""
@@ -61,6 +63,7 @@ def test_cuda_asks_a_gpu_for_the_training_jobs_only():
     assert gpu_rules("cpu") == set()
 
 
+@pytest.mark.slow
 def test_config_errors_name_the_key():
     result = snakemake("--dry-run", "--config", "runs=0", check=False)
     assert result.returncode != 0 and "instance['runs']" in result.stdout + result.stderr
@@ -86,6 +89,7 @@ def smoke(tmp_path_factory):
     return results
 
 
+@pytest.mark.slow
 def test_smoke_writes_every_output(smoke):
     for name in ["table2.csv", "table2.md", "table1.csv", "accuracies.csv", "figure1.pdf", "figure1.png",
                  "fidelity.md", "fidelity.csv", "fidelity_claims.csv"]:
@@ -101,23 +105,27 @@ def test_smoke_writes_every_output(smoke):
     assert all(f"| {d} |" in md for d in DATASETS)
 
 
+@pytest.mark.slow
 def test_smoke_reference_beats_majority_class(smoke):
     t2 = pd.read_csv(smoke / "table2.csv").pivot(index="dataset", columns="method", values="mean")
     assert set(t2.columns) >= {"h_star", "C", "I", "1DP-C", "1DP-I", "h0_star", "ratio"}
     assert (t2.loc[DATASETS, "h_star"] > t2.loc[DATASETS, "h0_star"]).all()
 
 
+@pytest.mark.slow
 def test_smoke_rerun_plans_nothing(smoke):
     out = snakemake("--dry-run", "--configfile", "tests/smoke.yaml", "--config", f"results={smoke}").stdout
     assert "Nothing to be done" in out
 
 
+@pytest.mark.slow
 def test_smoke_report_builds(smoke):
     report = smoke / "report.zip"
     snakemake("--report", str(report), "--configfile", "tests/smoke.yaml", "--config", f"results={smoke}")
     assert report.stat().st_size > 10_000
 
 
+@pytest.mark.slow
 def test_tables_do_not_depend_on_seed_blocks_or_cores(smoke, tmp_path):
     """The smoke runs again, one seed per job on one core: every table is byte-identical."""
     snakemake("--cores", "1", "--configfile", "tests/smoke.yaml", "--config", f"results={tmp_path}", "seed_block=1")
