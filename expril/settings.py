@@ -15,23 +15,6 @@ def parse_eps(text):
     return float(text)
 
 
-def config_eps(value):
-    """An epsilon as the config gives it, numeric text read as a number (`--config
-    epsilons=[0.5,inf]` passes every list item as text); anything else is left to the schema,
-    whose error names the key and the value."""
-    if not isinstance(value, str):
-        return value
-    try:
-        eps = math.inf if value == ".inf" else float(value)
-    except ValueError:
-        return value
-    if math.isnan(eps):
-        return value
-    if eps == math.inf:
-        return "inf"
-    return int(eps) if eps.is_integer() else eps
-
-
 def counts_query(importance_sampling, mechanism):
     """Whether a run asks the oracle for the target's bin counts: for the IS step (Pb. 1), and
     always under the `counts` mechanism, which divides released error counts by released counts."""

@@ -6,10 +6,10 @@ from pathlib import Path
 from snakemake.utils import validate
 
 from expril import code_version, oracle, settings
+from expril.config import schema_types
 
 
-if isinstance(config.get("epsilons"), list):
-    config["epsilons"] = [settings.config_eps(e) for e in config["epsilons"]]
+config.update(schema_types(config, Path(workflow.basedir) / "config.schema.yaml"))
 validate(config, schema="../config.schema.yaml", set_default=True)
 for _name in config["datasets"]:
     if _name not in config["benchmarks"]:
