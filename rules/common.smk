@@ -55,6 +55,14 @@ def spec(wildcards):
     return config["benchmarks"][wildcards.dataset]
 
 
+def memory_mb(trains=False):
+    """A rule's mem_mb: what a job on its seed block needs (settings.job_memory_mb). SLURM gets it
+    through profiles/slurm; a local run ignores it unless --resources mem_mb=... caps the sum."""
+    return lambda wildcards: settings.job_memory_mb(
+        len(settings.block_seeds(wildcards.seeds)), spec(wildcards), trains
+    )
+
+
 def generator_spec(wildcards):
     """The benchmark entry without the learner's settings, so that changing them keeps the data."""
     return {k: v for k, v in spec(wildcards).items() if k not in ("hidden", "importance_sampling")}

@@ -1,5 +1,6 @@
-"""Configuration values given as text (`--config` leaves list items and nested values as text)
-read as the types config.schema.yaml declares."""
+"""What the workflow derives from its configuration: values given as text (`--config` leaves
+list items and nested values as text) read as the types config.schema.yaml declares, and the
+memory a job asks for."""
 import math
 
 import pytest
@@ -7,6 +8,7 @@ import yaml
 from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
+from expril import settings
 from expril.config import schema_types
 from workflow import ROOT, plan
 
@@ -71,3 +73,12 @@ def test_nested_values_from_the_command_line_plan():
     counted = {job["output"][0].split("/")[-4] for job in jobs if job["rule"] == "oracle_marginals"}
     assert counted == {"A", "D", "E", "CTG-B"}
 
+
+def test_memory_request_grows_with_the_block_the_samples_and_the_width():
+    a, ctg = config()["benchmarks"]["A"], config()["benchmarks"]["CTG-A"]
+    # 1.5 x (base + seeds x 7 bytes x (2,500 + 2,500 samples) x (2 features + 256 units))
+    assert settings.job_memory_mb(100, a, trains=True) == 2030       # 1.5 x (450 + 903)
+    assert settings.job_memory_mb(100, a, trains=False) == 1730      # 1.5 x (250 + 903)
+    assert settings.job_memory_mb(25, a, trains=True) == 1014        # 1.5 x (450 + 225.75)
+    # CTG: 21 features (no `dim` key), 700 + 700 samples
+    assert settings.job_memory_mb(100, ctg, trains=True) == 1083     # 1.5 x (450 + 271.46)

@@ -64,6 +64,26 @@ def test_cuda_asks_a_gpu_for_the_training_jobs_only():
 
 
 @pytest.mark.slow
+def test_memory_requests_follow_the_seed_block():
+    """The SLURM profile passes each job's mem_mb on: the steps that load a seed block ask for
+    what a block of its size needs (settings.job_memory_mb), the light ones for the default."""
+    spec = yaml.safe_load((ROOT / "config.yaml").read_text())["benchmarks"]["A"]
+
+    def requests(block):
+        jobs = plan("--workflow-profile", "profiles/slurm", "--config", "datasets=[A]", f"seed_block={block}")
+        return {job["rule"]: int(dict(r.split("=", 1) for r in job["resources"])["mem_mb"])
+                for job in jobs if any(f"/A/0-{block - 1}/" in f for f in job["output"])}
+    small, large = requests(25), requests(100)
+    for trains, rules in [(False, ["generate_data", "split_target", "oracle_errors", "estimate_labels",
+                                   "evaluate_hypotheses"]), (True, ["train_hypothesis", "reference_models"])]:
+        for rule in rules:
+            assert (small[rule], large[rule]) == (settings.job_memory_mb(25, spec, trains),
+                                                  settings.job_memory_mb(100, spec, trains)), rule
+    assert (small["train_hypothesis"], large["train_hypothesis"]) == (1014, 2030)
+    assert small["reweight_source"] == large["reweight_source"] == 1000
+
+
+@pytest.mark.slow
 def test_config_errors_name_the_key():
     result = snakemake("--dry-run", "--config", "runs=0", check=False)
     assert result.returncode != 0 and "instance['runs']" in result.stdout + result.stderr

@@ -22,13 +22,14 @@ def plan(*args):
 
 
 def dry_run_jobs(out):
-    """The jobs a dry run's output lists, as dicts with rule, input, output and resources lists."""
+    """The jobs a dry run's output lists, as dicts with rule, input, output and resources lists
+    (the jobs of a group job are listed indented)."""
     jobs, job = [], None
     for line in out.splitlines():
-        if m := re.match(r"(?:local)?rule (\w+):$", line):
+        if m := re.match(r"\s*(?:local)?rule (\w+):$", line):
             job = {"rule": m.group(1), "input": [], "output": [], "resources": []}
             jobs.append(job)
-        elif job and (m := re.match(r"    (input|output|resources): (.*)$", line)):
+        elif job and (m := re.match(r"\s+(input|output|resources): (.*)$", line)):
             job[m.group(1)] = m.group(2).split(", ")
     return jobs
 
