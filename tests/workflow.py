@@ -1,5 +1,6 @@
 """Running the Snakemake workflow from tests: dry-run job plans and real runs."""
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -32,6 +33,14 @@ def dry_run_jobs(out):
         elif job and (m := re.match(r"\s+(input|output|resources): (.*)$", line)):
             job[m.group(1)] = m.group(2).split(", ")
     return jobs
+
+
+def project_copy(tmp_path):
+    """A copy of the project to edit or lock without touching this one, without results or state."""
+    project = tmp_path / "project"
+    shutil.copytree(ROOT, project, ignore=shutil.ignore_patterns(
+        ".git", ".venv", ".snakemake", ".pytest_cache", "__pycache__", "results"))
+    return project
 
 
 def replace_once(path, old, new):
