@@ -15,21 +15,6 @@ def parse_eps(text):
     return float(text)
 
 
-def config_eps(value):
-    """An epsilon as the config gives it, numeric text read as a number (`--config
-    epsilons=[0.5,inf]` passes every list item as text); anything else is left to the schema,
-    whose error names the key and the value."""
-    if not isinstance(value, str):
-        return value
-    try:
-        eps = math.inf if value == ".inf" else float(value)
-    except ValueError:
-        return value
-    if math.isnan(eps):
-        return value
-    if eps == math.inf:
-        return "inf"
-    return int(eps) if eps.is_integer() else eps
 
 
 def noise_scale(dim, iterations, eps):
@@ -84,3 +69,21 @@ CTG_FEATURES = 21
 
 def feature_count(spec):
     return CTG_FEATURES if spec["generator"] == "ctg" else spec["dim"]
+
+
+# Peak memory of a job on one seed block, fitted to the peak RSS of each rule's step on datasets A
+# and E at 10 and 40 seeds (docs/slurm.md): a base for the process and its imports, with the
+# Snakemake process a cluster job also runs (150 MB), plus per seed at most 7 bytes per sample
+# (source and target) and unit of width (features plus the widest layer).
+MEMORY_BASE_MB = {"numpy": 250, "torch": 450}
+MEMORY_BYTES_PER_SAMPLE_UNIT = 7
+MEMORY_MARGIN = 1.5
+
+
+def job_memory_mb(block_size, spec, trains):
+    """Memory in MB to request for a job on a block of `block_size` runs of the benchmark `spec`:
+    the fitted need times MEMORY_MARGIN. `trains`: the job imports torch."""
+    width = feature_count(spec) + max(spec["hidden"])
+    per_seed = MEMORY_BYTES_PER_SAMPLE_UNIT * (spec["n_source"] + spec["n_target"]) * width / 1e6
+    base = MEMORY_BASE_MB["torch" if trains else "numpy"]
+    return math.ceil(MEMORY_MARGIN * (base + block_size * per_seed))

@@ -7,10 +7,10 @@ from pathlib import Path
 from snakemake.utils import validate
 
 from expril import code_version, mechanisms, oracle, settings
+from expril.config import schema_types
 
 
-if isinstance(config.get("epsilons"), list):
-    config["epsilons"] = [settings.config_eps(e) for e in config["epsilons"]]
+config.update(schema_types(config, Path(workflow.basedir) / "config.schema.yaml"))
 validate(config, schema="../config.schema.yaml", set_default=True)
 try:
     mechanisms.get(config["mechanism"])
@@ -60,6 +60,14 @@ def package_code(script):
 
 def spec(wildcards):
     return config["benchmarks"][wildcards.dataset]
+
+
+def memory_mb(trains=False):
+    """A rule's mem_mb: what a job on its seed block needs (settings.job_memory_mb). SLURM gets it
+    through profiles/slurm; a local run ignores it unless --resources mem_mb=... caps the sum."""
+    return lambda wildcards: settings.job_memory_mb(
+        len(settings.block_seeds(wildcards.seeds)), spec(wildcards), trains
+    )
 
 
 def generator_spec(wildcards):

@@ -21,6 +21,8 @@ rule generate_data:
         f"{R}/benchmarks/generate_data/{{dataset}}/{{seeds}}.tsv"
     conda:
         "../envs/expril.yaml"
+    resources:
+        mem_mb=memory_mb(),
     script:
         "../workflow_scripts/generate_data.py"
 
@@ -40,5 +42,7 @@ rule split_target:
         f"{R}/benchmarks/split_target/{{dataset}}/{{seeds}}.tsv"
     conda:
         "../envs/expril.yaml"
+    resources:
+        mem_mb=memory_mb(),
     script:
         "../workflow_scripts/split_target.py"

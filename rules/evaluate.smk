@@ -17,6 +17,8 @@ rule evaluate_hypotheses:
         f"{R}/benchmarks/evaluate_hypotheses/{{dataset}}/{{seeds}}/eps{{eps}}.tsv"
     conda:
         "../envs/expril.yaml"
+    resources:
+        mem_mb=memory_mb(),
     script:
         "../workflow_scripts/evaluate_hypotheses.py"
 
@@ -36,6 +38,7 @@ rule reference_models:
     threads: 1
     resources:
         gpu=1 if config["device"] == "cuda" else 0,
+        mem_mb=memory_mb(trains=True),
     log:
         f"{R}/logs/reference_models/{{dataset}}/{{seeds}}.log",
     benchmark:

@@ -77,6 +77,8 @@ rule estimate_labels:
         f"{R}/benchmarks/estimate_labels/{{dataset}}/{{seeds}}/eps{{eps}}/{{variant}}/t{{t}}.tsv"
     conda:
         "../envs/expril.yaml"
+    resources:
+        mem_mb=memory_mb(),
     script:
         "../workflow_scripts/estimate_labels.py"
 
@@ -97,6 +99,7 @@ rule train_hypothesis:
     threads: 1
     resources:
         gpu=1 if config["device"] == "cuda" else 0,
+        mem_mb=memory_mb(trains=True),
     log:
         f"{R}/logs/train_hypothesis/{{dataset}}/{{seeds}}/eps{{eps}}/{{variant}}/t{{t}}.log",
     benchmark:

@@ -44,5 +44,7 @@ rule oracle_errors:
         f"{R}/benchmarks/oracle_errors/{{dataset}}/{{seeds}}/eps{{eps}}/{{variant}}/t{{t}}.tsv"
     conda:
         "../envs/expril.yaml"
+    resources:
+        mem_mb=memory_mb(),
     script:
         "../workflow_scripts/oracle_errors.py"

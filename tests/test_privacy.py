@@ -11,7 +11,7 @@ import pytest
 
 from expril import binning, ledger, mechanisms, mlp, oracle, settings, steps, taint
 from expril.io import load_npz, save_npz
-from workflow import ROOT, copy_project, replace_once
+from workflow import ROOT, copy_args, project_copy, replace_once
 
 
 def _privacy(eps, planned=3, d=10, mechanism="paper", scale=None):
@@ -138,14 +138,14 @@ MISWIRINGS = {
 
 def miswired_copy(tmp_path, edits):
     """A copy of the project with rules/learner.smk edited: (old, new) replaced, a string appended."""
-    args = copy_project(tmp_path / "project")
-    learner = tmp_path / "project" / "rules" / "learner.smk"
+    project = project_copy(tmp_path)
+    learner = project / "rules" / "learner.smk"
     for edit in edits:
         if isinstance(edit, str):
             learner.write_text(learner.read_text() + edit)
         else:
             replace_once(learner, *edit)
-    return args
+    return copy_args(project)
 
 
 def described(violations):

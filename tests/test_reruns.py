@@ -9,13 +9,19 @@ queries (on h_0 and h_1, shared by the variants), 3 label estimates and 3 traini
 h_2 per variant C and I) and one evaluation; per dataset and block, generate_data, split_target,
 init_hypothesis and reference_models. aggregate_results reads the whole config, so it always reruns.
 """
+import os
+import signal
+import subprocess
+import time
 
 import pytest
 import yaml
 
-from workflow import ROOT, copy_project, counts, dry_run_jobs, replace_once, snakemake
+from workflow import ROOT, SNAKEMAKE, counts, dry_run_jobs, project_copy, replace_once, snakemake
 
 CONFIG = "tests/reruns.yaml"
+
+pytestmark = pytest.mark.slow    # each test runs the workflow, or plans against a run of it
 
 
 @pytest.fixture(scope="session")
@@ -131,8 +137,7 @@ def test_code_edit_reruns_the_rules_that_run_it(tmp_path):
     """Snakemake's code trigger sees a rule's script, not the package the script imports: the
     digest of the package code each script runs (params.code) makes an edit rerun exactly the
     jobs that run it, and what follows. Run in a copy of the project, which the test edits."""
-    project = tmp_path / "project"
-    copy_project(project)
+    project = project_copy(tmp_path)
     small = {"datasets": ["A"], "epsilons": ["inf"]}
     (tmp_path / "small.yaml").write_text(yaml.safe_dump(small))
     results = tmp_path / "results"
@@ -152,3 +157,23 @@ def test_code_edit_reruns_the_rules_that_run_it(tmp_path):
         "reweight_source": 1, "oracle_errors": 2, "estimate_labels": 3, "train_hypothesis": 3,
         "evaluate_hypotheses": 1, "aggregate_results": 1,
     }
+
+
+def test_a_killed_run_recovers_with_unlock(tmp_path):
+    """kill -9 leaves Snakemake's lock behind: the next run stops with an error that names
+    --unlock, and after `--unlock` the run picks up and finishes. Run in a copy of the project,
+    whose .snakemake/ holds the lock."""
+    project, results = project_copy(tmp_path), tmp_path / "results"
+    args = ["--configfile", CONFIG, "--config", "datasets=[A]", "epsilons=[inf]", f"results={results}"]
+    run = subprocess.Popen([*SNAKEMAKE, *args], cwd=project, start_new_session=True,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    while not (results / "logs").exists() and run.poll() is None:    # until the first job starts
+        time.sleep(0.1)
+    os.killpg(run.pid, signal.SIGKILL)
+    run.wait()
+    assert run.returncode == -signal.SIGKILL and any((project / ".snakemake/locks").iterdir())
+    locked = snakemake(*args, check=False, cwd=project)
+    assert locked.returncode != 0 and "--unlock" in locked.stdout + locked.stderr
+    snakemake("--unlock", *args, cwd=project)
+    snakemake(*args, cwd=project)
+    assert (results / "table2.csv").stat().st_size > 0

@@ -11,9 +11,12 @@ import pytest
 
 from workflow import ROOT
 
-pytestmark = pytest.mark.skipif(
-    os.environ.get("EXPRIL_SLURM_TEST") != "1", reason="set EXPRIL_SLURM_TEST=1 to build a SLURM cluster here"
-)
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        os.environ.get("EXPRIL_SLURM_TEST") != "1", reason="set EXPRIL_SLURM_TEST=1 to build a SLURM cluster here"
+    ),
+]
 
 
 def test_smoke_through_slurm_matches_local_run(tmp_path):

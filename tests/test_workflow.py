@@ -8,7 +8,7 @@ from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
 from expril import settings
-from workflow import ROOT, copy_project, counts, plan, replace_once, snakemake
+from workflow import ROOT, copy_args, counts, plan, project_copy, replace_once, snakemake
 
 DATASETS = ["A", "B", "C", "D", "E", "CTG-A", "CTG-B"]
 IS_DATASETS = ["C", "D", "E", "CTG-B"]
@@ -40,6 +40,7 @@ def test_full_config_plans_every_run_variant_and_epsilon():
     assert eps_dirs(jobs) == {"eps1", "epsinf"}
 
 
+@pytest.mark.slow
 def test_epsilons_from_the_command_line_and_in_scientific_notation():
     """--config passes list items as text, and a small epsilon would print as '1e-05', which the
     eps wildcard does not match: both plan, each epsilon in a directory named positionally."""
@@ -51,6 +52,7 @@ def test_epsilons_from_the_command_line_and_in_scientific_notation():
         assert result.returncode != 0 and "instance['epsilons'][0]" in result.stdout + result.stderr
 
 
+@pytest.mark.slow
 def test_cuda_asks_a_gpu_for_the_training_jobs_only():
     """The CUDA path as far as a machine without a GPU can plan it: the jobs that train networks
     request one (the SLURM profile turns that into a GPU request), and no other job does."""
@@ -61,6 +63,27 @@ def test_cuda_asks_a_gpu_for_the_training_jobs_only():
     assert gpu_rules("cpu") == set()
 
 
+@pytest.mark.slow
+def test_memory_requests_follow_the_seed_block():
+    """The SLURM profile passes each job's mem_mb on: the steps that load a seed block ask for
+    what a block of its size needs (settings.job_memory_mb), the light ones for the default."""
+    spec = yaml.safe_load((ROOT / "config.yaml").read_text())["benchmarks"]["A"]
+
+    def requests(block):
+        jobs = plan("--workflow-profile", "profiles/slurm", "--config", "datasets=[A]", f"seed_block={block}")
+        return {job["rule"]: int(dict(r.split("=", 1) for r in job["resources"])["mem_mb"])
+                for job in jobs if any(f"/A/0-{block - 1}/" in f for f in job["output"])}
+    small, large = requests(25), requests(100)
+    for trains, rules in [(False, ["generate_data", "split_target", "oracle_errors", "estimate_labels",
+                                   "evaluate_hypotheses"]), (True, ["train_hypothesis", "reference_models"])]:
+        for rule in rules:
+            assert (small[rule], large[rule]) == (settings.job_memory_mb(25, spec, trains),
+                                                  settings.job_memory_mb(100, spec, trains)), rule
+    assert (small["train_hypothesis"], large["train_hypothesis"]) == (1014, 2030)
+    assert small["reweight_source"] == large["reweight_source"] == 1000
+
+
+@pytest.mark.slow
 def test_config_errors_name_the_key():
     result = snakemake("--dry-run", "--config", "runs=0", check=False)
     assert result.returncode != 0 and "instance['runs']" in result.stdout + result.stderr
@@ -86,6 +109,7 @@ def smoke(tmp_path_factory):
     return results
 
 
+@pytest.mark.slow
 def test_smoke_writes_every_output(smoke):
     for name in ["table2.csv", "table2.md", "table1.csv", "accuracies.csv", "figure1.pdf", "figure1.png",
                  "fidelity.md", "fidelity.csv", "fidelity_claims.csv"]:
@@ -101,23 +125,27 @@ def test_smoke_writes_every_output(smoke):
     assert all(f"| {d} |" in md for d in DATASETS)
 
 
+@pytest.mark.slow
 def test_smoke_reference_beats_majority_class(smoke):
     t2 = pd.read_csv(smoke / "table2.csv").pivot(index="dataset", columns="method", values="mean")
     assert set(t2.columns) >= {"h_star", "C", "I", "1DP-C", "1DP-I", "h0_star", "ratio"}
     assert (t2.loc[DATASETS, "h_star"] > t2.loc[DATASETS, "h0_star"]).all()
 
 
+@pytest.mark.slow
 def test_smoke_rerun_plans_nothing(smoke):
     out = snakemake("--dry-run", "--configfile", "tests/smoke.yaml", "--config", f"results={smoke}").stdout
     assert "Nothing to be done" in out
 
 
+@pytest.mark.slow
 def test_smoke_report_builds(smoke):
     report = smoke / "report.zip"
     snakemake("--report", str(report), "--configfile", "tests/smoke.yaml", "--config", f"results={smoke}")
     assert report.stat().st_size > 10_000
 
 
+@pytest.mark.slow
 def test_tables_do_not_depend_on_seed_blocks_or_cores(smoke, tmp_path):
     """The smoke runs again, one seed per job on one core: every table is byte-identical."""
     snakemake("--cores", "1", "--configfile", "tests/smoke.yaml", "--config", f"results={tmp_path}", "seed_block=1")
@@ -150,11 +178,11 @@ def test_a_path_outside_the_configuration_matches_no_rule(target):
 @pytest.mark.slow
 def test_an_import_error_reaches_the_jobs_log(tmp_path):
     """Scripts send stderr to the job's log before importing the method's modules."""
-    args = copy_project(tmp_path / "project")
-    replace_once(tmp_path / "project/expril/labels.py", "import numpy as np\n",
+    project = project_copy(tmp_path)
+    replace_once(project / "expril/labels.py", "import numpy as np\n",
                  'import numpy as np\nraise ImportError("broken on purpose")\n')
-    result = snakemake(*args, "--cores", "1", "results/smoke/learner/A/0-1/h0.npz",
+    result = snakemake(*copy_args(project), "--cores", "1", "results/smoke/learner/A/0-1/h0.npz",
                        "--configfile", "tests/smoke.yaml", check=False)
     assert result.returncode != 0
-    log = tmp_path / "project/results/smoke/logs/init_hypothesis/A/0-1.log"
+    log = project / "results/smoke/logs/init_hypothesis/A/0-1.log"
     assert "ImportError: broken on purpose" in log.read_text()

@@ -23,23 +23,29 @@ def plan(*args):
 
 
 def dry_run_jobs(out):
-    """The jobs a dry run's output lists, as dicts with rule, input, output and resources lists."""
+    """The jobs a dry run's output lists, as dicts with rule, input, output and resources lists
+    (the jobs of a group job are listed indented)."""
     jobs, job = [], None
     for line in out.splitlines():
-        if m := re.match(r"(?:local)?rule (\w+):$", line):
+        if m := re.match(r"\s*(?:local)?rule (\w+):$", line):
             job = {"rule": m.group(1), "input": [], "output": [], "resources": []}
             jobs.append(job)
-        elif job and (m := re.match(r"    (input|output|resources): (.*)$", line)):
+        elif job and (m := re.match(r"\s+(input|output|resources): (.*)$", line)):
             job[m.group(1)] = m.group(2).split(", ")
     return jobs
 
 
-def copy_project(dest):
-    """A copy of the project (without results, caches or the virtual environment) for tests that
-    edit it; returns the Snakemake arguments that run it there."""
-    shutil.copytree(ROOT, dest, ignore=shutil.ignore_patterns(
+def project_copy(tmp_path):
+    """A copy of the project to edit or lock without touching this one, without results or state."""
+    project = tmp_path / "project"
+    shutil.copytree(ROOT, project, ignore=shutil.ignore_patterns(
         ".git", ".venv", ".snakemake", ".pytest_cache", "__pycache__", "results"))
-    return ["--snakefile", str(dest / "Snakefile"), "--directory", str(dest)]
+    return project
+
+
+def copy_args(project):
+    """Snakemake arguments that run the workflow of a project copy."""
+    return ["--snakefile", str(project / "Snakefile"), "--directory", str(project)]
 
 
 def replace_once(path, old, new):
