@@ -257,9 +257,11 @@ class Dirichlet(Mechanism):
         super().__init__(*args)
         self.marginals = Paper(*args)
         # Each query gets Eq. 14's share eps / Q (the counts query's Laplace noise spends exactly
-        # that with Q = T + 1) and each error query delta / T; one label change moves one record
-        # in one bin per feature, so a bin gets 1/d of its query's (basic composition).
-        self.query_eps, self.query_delta = self.eps / self.planned_queries, self.delta / self.iterations
+        # that with Q = T + 1) and each error query delta / T (none for exact answers, eps = inf);
+        # one label change moves one record in one bin per feature, so a bin gets 1/d of its
+        # query's (basic composition).
+        self.query_eps = self.eps / self.planned_queries
+        self.query_delta = 0.0 if math.isinf(self.eps) else self.delta / self.iterations
         self.bin_eps, self.bin_delta = self.query_eps / self.features, self.query_delta / self.features
 
     def release_counts(self, ids, n_bins, generator):

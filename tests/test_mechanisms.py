@@ -98,10 +98,11 @@ def test_small_counts_fall_back_to_the_laplace_rate_at_the_bin_share():
     assert ((released >= 0) & (released <= 1)).all()
 
 
-def test_no_noise_answers_the_exact_fractions():
+def test_no_noise_answers_the_exact_fractions_and_spends_no_delta():
     ids, wrong = _one_feature([4, 0, 10], [1, 0, 10])
     exact = mechanisms.Dirichlet(math.inf, 1e-5, 1, 2, False)
     assert np.array_equal(exact.release_errors(ids, 3, wrong, np.random.default_rng(0)), [0.25, 0.0, 1.0])
+    assert exact.query_cost("errors_t0") == (math.inf, 0.0)
 
 
 @pytest.mark.parametrize("importance_sampling", [True, False])
