@@ -6,7 +6,8 @@ pair and the event S that look most distinguishing on a first half of the sample
 counts on the second, independent half into a lower bound on ln(P[M(D) in S] / P[M(D') in S])
 with Clopper-Pearson intervals. Selecting on one half and bounding on the other keeps the bound
 valid despite the search. A lower bound above the claimed eps refutes the claim; one below it is
-merely consistent with it.
+merely consistent with it. An (eps, delta) claim, P[M(D) in S] <= exp(eps) P[M(D') in S] + delta,
+is bounded by ln((P[M(D) in S] - delta) / P[M(D') in S]) instead.
 
 Only the mechanisms' own releases (expril.mechanisms) are sampled, on one feature with one bin.
 """
@@ -25,7 +26,10 @@ MECHANISMS = {
     "counts-bins": (1, ["N~"]),         # N + Lap: histogram, sensitivity 1
     "counts-errors": (1, ["E~"]),       # E + Lap: histogram, sensitivity 1
     "counts-pair": (2, ["N~", "E~"]),   # both, independent noises: basic composition
+    "dirichlet": (1, ["rate"]),         # Beta(sigma E, sigma (N - E)) or fallback: (1/scale, DIRICHLET_DELTA)
 }
+# The dirichlet rows' claimed delta per bin, near a run's (1e-5 over T = 2 queries of d = 5 features).
+DIRICHLET_DELTA = 1e-6
 CLIP_POINTS = (0.0, 1.0)
 # Cut points just above the clip points: the cell [a, _ABOVE[a]) holds exactly the atom a.
 _ABOVE = {a: np.nextafter(a, np.inf) for a in CLIP_POINTS}
@@ -62,13 +66,42 @@ def neighbours(bin_size):
     return [removed_error, removed_correct, removed_error[::-1], removed_correct[::-1]]
 
 
+def label_neighbours(bin_size, errors):
+    """Ordered pairs (D, D') under the label relation: D' has one more error in the bin of
+    `bin_size` records than D, for each count of `errors`; both orders."""
+    pairs = [(BinData(bin_size, e), BinData(bin_size, e + 1)) for e in errors]
+    return pairs + [pair[::-1] for pair in pairs]
+
+
+def dirichlet_pairs(scale, bin_size):
+    """The dirichlet mechanism's label pairs, by what releases them: the fallback on both sides
+    (no error vs one), a `switch` from it to the Beta draw (the largest count falling back vs the
+    smallest drawn, E*), and the Beta draw on both at the `Beta edge` (E* vs E* + 1), where sigma
+    grows fastest with the count, and in the `Beta middle` (N/2 vs N/2 + 1). A bin too small for
+    any sigma has fallback pairs only."""
+    errors = np.arange(bin_size + 1)
+    drawn = errors[~np.isnan(mechanisms.search_sigma(1 / scale, DIRICHLET_DELTA, errors, bin_size - errors))]
+    kinds = {"fallback": label_neighbours(bin_size, [0])}
+    if drawn.size:
+        kinds |= {"switch": label_neighbours(bin_size, [drawn[0] - 1]),
+                  "Beta edge": label_neighbours(bin_size, [drawn[0]]),
+                  "Beta middle": label_neighbours(bin_size, [bin_size // 2])}
+    return kinds
+
+
 def claimed_epsilon(mechanism, scale):
     return np.inf if scale == 0 else MECHANISMS[mechanism][0] / scale
+
+
+def claimed_delta(mechanism):
+    return DIRICHLET_DELTA if mechanism == "dirichlet" else 0.0
 
 
 def exact_epsilon(mechanism, scale, bin_size):
     """The true privacy loss on `neighbours(bin_size)`: the claim, except for Eq. 7 where dividing
     by the true count adds a Jacobian factor N / (N - 1) (docs/privacy_audit.md)."""
+    if mechanism == "dirichlet":
+        return np.nan   # not derived: the Beta draw's sigma differs between D and D'
     claimed = claimed_epsilon(mechanism, scale)
     if mechanism != "paper" or bin_size < 2 or scale == 0:
         return claimed
@@ -86,6 +119,9 @@ class _Draws:
     def laplace(self, loc, scale, size):
         return self.generator.laplace(loc, scale, (self.n, size))
 
+    def beta(self, a, b):
+        return self.generator.beta(a, b, (self.n,) + np.shape(a))
+
 
 def _release(mechanism, ids, wrong, scale, noise):
     if mechanism == "paper":
@@ -94,6 +130,9 @@ def _release(mechanism, ids, wrong, scale, noise):
         return mechanisms.Counts.at_scale(scale).release_counts(ids, 1, noise)
     if mechanism == "counts-errors":
         return mechanisms.Counts.at_scale(scale).release_errors(ids, 1, wrong, noise)
+    if mechanism == "dirichlet":
+        # One feature, one query: the mechanism's bin share is the whole claim.
+        return mechanisms.Dirichlet(1 / scale, DIRICHLET_DELTA, 1, 1, False).release_errors(ids, 1, wrong, noise)
     if mechanism == "counts-pair":
         return np.concatenate([_release(m, ids, wrong, scale, noise)
                                for m in ("counts-bins", "counts-errors")], axis=-1)
@@ -117,12 +156,13 @@ def clopper_pearson(successes, trials, alpha):
     return lower, upper
 
 
-def _log_ratio_bound(count_p, count_q, trials, alpha):
-    """Lower bound on ln(p / q) from a lower bound on p and an upper bound on q."""
+def _log_ratio_bound(count_p, count_q, trials, alpha, delta=0.0):
+    """Lower bound on ln((p - delta) / q) from a lower bound on p and an upper bound on q: the
+    smallest eps for which p <= e^eps q + delta can hold (ln(p / q) for delta = 0)."""
     p_lower, _ = clopper_pearson(count_p, trials, alpha)
     _, q_upper = clopper_pearson(count_q, trials, alpha)
     with np.errstate(divide="ignore"):
-        return np.log(p_lower) - np.log(q_upper), p_lower, q_upper
+        return np.log(np.maximum(p_lower - delta, 0.0)) - np.log(q_upper), p_lower, q_upper
 
 
 def _cuts(values, resolution):
@@ -177,16 +217,27 @@ def _describe(event, names):
     return " and ".join(parts) or "always"
 
 
-def audit(mechanism, scale, bin_size, n_samples, seed, confidence=0.95):
+def pairs_by_kind(mechanism, scale, bin_size):
+    """The audited neighbour pairs, by kind: the record relation's for the Laplace releases, the
+    label relation's (dirichlet_pairs) for dirichlet."""
+    if mechanism == "dirichlet":
+        return dirichlet_pairs(scale, bin_size)
+    return {"add/remove": neighbours(bin_size)}
+
+
+def audit(mechanism, scale, bin_size, n_samples, seed, confidence=0.95, pairs=None):
     """Lower bound, holding with probability `confidence`, on the privacy loss of `mechanism` at
-    noise `scale` between one-bin data sets of `bin_size` records and their neighbours.
+    noise `scale` between one-bin data sets of `bin_size` records and their neighbours (`pairs`,
+    by default all of pairs_by_kind), at the mechanism's claimed delta.
 
     n_samples outputs are drawn per data set; the first half selects the ordered pair and the
     event, the second bounds it. `confidence` is split between the bounds on p and on q."""
     names = MECHANISMS[mechanism][1]
     alpha = (1 - confidence) / 2
+    delta = claimed_delta(mechanism)
     half = n_samples // 2
-    pairs = neighbours(bin_size)
+    if pairs is None:
+        pairs = [pair for kind in pairs_by_kind(mechanism, scale, bin_size).values() for pair in kind]
     datasets = {data for pair in pairs for data in pair}
     draws = {data: sample(mechanism, data, scale, n_samples,
                           rng("dp-audit", mechanism, scale, data.size, data.errors, seed))
@@ -202,7 +253,7 @@ def audit(mechanism, scale, bin_size, n_samples, seed, confidence=0.95):
         count_p, count_q = _event_counts(select_p, cuts, masks), _event_counts(select_q, cuts, masks)
         # Scored by a bound that holds for all candidates at once: among thousands of events, the
         # raw ratio (or a per-event bound) favours rare events whose ratio was lucky on this half.
-        scores = _log_ratio_bound(count_p, count_q, half, alpha / len(count_p))[0]
+        scores = _log_ratio_bound(count_p, count_q, half, alpha / len(count_p), delta)[0]
         index = int(np.argmax(scores))
         if best is None or scores[index] > best_score:
             chosen = np.unravel_index(index, [len(b) for b, _ in sets])
@@ -211,9 +262,9 @@ def audit(mechanism, scale, bin_size, n_samples, seed, confidence=0.95):
     d, d_prime, event = best
     test_p, test_q = draws[d][half:], draws[d_prime][half:]
     count_p, count_q = _inside(test_p, event).sum(), _inside(test_q, event).sum()
-    eps_lower, p_lower, q_upper = _log_ratio_bound(count_p, count_q, len(test_p), alpha)
+    eps_lower, p_lower, q_upper = _log_ratio_bound(count_p, count_q, len(test_p), alpha, delta)
     return {"mechanism": mechanism, "scale": scale, "bin_size": bin_size, "n_samples": n_samples,
-            "claimed_eps": claimed_epsilon(mechanism, scale),
+            "claimed_eps": claimed_epsilon(mechanism, scale), "claimed_delta": delta,
             "exact_eps": exact_epsilon(mechanism, scale, bin_size),
             "eps_lower": float(eps_lower), "neighbours": f"{d} vs {d_prime}",
             "event": _describe(event, names), "p": float(count_p / len(test_p)),
@@ -222,6 +273,7 @@ def audit(mechanism, scale, bin_size, n_samples, seed, confidence=0.95):
 
 def audit_table(mechanisms=tuple(MECHANISMS), bin_sizes=(1, 2, 3, 5, 10, 50), scales=(1, 2, 5),
                 n_samples=400_000, seed=0):
-    """One `audit` row per mechanism, bin size and scale."""
-    return pd.DataFrame([audit(m, s, b, n_samples, seed)
-                         for m in mechanisms for b in bin_sizes for s in scales])
+    """One `audit` row per mechanism, bin size, scale and kind of neighbours (pairs_by_kind)."""
+    return pd.DataFrame([audit(m, s, b, n_samples, seed, pairs=pairs) | {"pairs": kind}
+                         for m in mechanisms for b in bin_sizes for s in scales
+                         for kind, pairs in pairs_by_kind(m, s, b).items()])

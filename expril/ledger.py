@@ -19,8 +19,8 @@ class BudgetError(RuntimeError):
 
 def record(path, previous, dataset, seeds, query, rule, mechanism):
     """Append this query's rows to the chain's ledger after checking plan and budget."""
-    eps, delta = mechanism.query_cost()
-    noise = {"sensitivity": float("nan"), "scale": float("nan")} | mechanism.ledger_fields()
+    eps, delta = mechanism.query_cost(query)
+    noise = {"sensitivity": float("nan"), "scale": float("nan")} | mechanism.ledger_fields(query)
     rows = pd.DataFrame({
         "dataset": dataset, "seed": [int(s) for s in seeds], "eps_budget": mechanism.eps,
         "delta_budget": mechanism.delta, "query": query, "rule": rule, "mechanism": mechanism.name,

@@ -9,16 +9,22 @@ the cost of one query and the composition of a run's queries. Recording is kept 
 Rules receive a mechanism as one param, `Mechanism.param()`, a plain dict; the steps rebuild the
 object with `from_param`. A new mechanism is one subclass decorated with `@register`.
 """
+import logging
 import math
 from abc import ABC, abstractmethod
 
 import numpy as np
+from scipy import special
 
 from . import settings
 from .binning import bin_sums
 
 RECORD = "add/remove one record"
 LABEL = "change one label"
+# The bin counts query's name in the ledger and in its noise stream; other queries are error queries.
+COUNTS_QUERY = "marginals"
+
+log = logging.getLogger("expril")
 
 MECHANISMS = {}
 
@@ -93,15 +99,15 @@ class Mechanism(ABC):
         return released
 
     @abstractmethod
-    def query_cost(self):
-        """(eps, delta) of one query under `neighbours`."""
+    def query_cost(self, query):
+        """(eps, delta) of one query (COUNTS_QUERY or an error query) under `neighbours`."""
 
     def compose(self, costs):
         """(eps, delta) of a run's queries together; basic composition, exact for pure eps."""
         return sum(e for e, _ in costs), sum(d for _, d in costs)
 
-    def ledger_fields(self):
-        """What the ledger records about this mechanism's noise, beside the cost."""
+    def ledger_fields(self, query):
+        """What the ledger records about this mechanism's noise for `query`, beside the cost."""
         return {}
 
     @property
@@ -109,6 +115,11 @@ class Mechanism(ABC):
         """Keys the noise stream (oracle.noise_generator) with the run's eps: the paper's lambda,
         so that another eps draws fresh noise."""
         return settings.noise_scale(self.features, self.iterations, self.eps)
+
+
+def noisy_rate(errors, counts, noise):
+    """Eq. 7: clip((E_k + noise) / N_k, 0, 1), an empty bin divided by 1."""
+    return np.clip((errors + noise) / np.maximum(counts, 1.0), 0.0, 1.0)
 
 
 class _Laplace(Mechanism):
@@ -131,10 +142,10 @@ class _Laplace(Mechanism):
     def noise(self, generator, size):
         return generator.laplace(0.0, self.scale, size) if self.scale > 0 else np.zeros(size)
 
-    def query_cost(self):
+    def query_cost(self, query):
         return (math.inf if self.scale == 0 else self.features / self.scale), 0.0
 
-    def ledger_fields(self):
+    def ledger_fields(self, query):
         return {"sensitivity": self.features, "scale": self.scale}
 
 
@@ -153,8 +164,7 @@ class Paper(_Laplace):
     def release_errors(self, ids, n_bins, errors, generator):
         """clip((E_k + Lap) / N_k); the paper leaves an empty bin undefined: it is divided by 1, so
         its answer is clipped noise around 0."""
-        noisy = bin_sums(ids, n_bins, errors) + self.noise(generator, n_bins)
-        return np.clip(noisy / np.maximum(bin_sums(ids, n_bins), 1.0), 0.0, 1.0)
+        return noisy_rate(bin_sums(ids, n_bins, errors), bin_sums(ids, n_bins), self.noise(generator, n_bins))
 
 
 @register
@@ -179,3 +189,104 @@ class Counts(_Laplace):
 
     def error_rates(self, released, counts=None):
         return np.clip(released / np.maximum(counts, 1.0), 0.0, 1.0)
+
+
+# --- Dirichlet mechanism (Iyer, Nath, Sarawagi, KDD 2016, Section 3), two classes per set -----
+
+# Section 3's line search over sigma: 8 points per decade, then bisection between the largest
+# point meeting the target and the next. The answer's variance is rho (1 - rho) / (sigma N + 1):
+# from answers at 0 or 1 (sigma 1e-6) to those of a bin 1e4 times as large.
+SIGMA_GRID = np.geomspace(1e-6, 1e4, 81)
+BISECTIONS = 30
+# exp(-709) is the smallest positive double: a tail beyond it rounds to 0, not to its value.
+_LOG_TINY = math.log(np.finfo(float).tiny)
+
+
+def _delta_one_way(sigma, eps, a, b):
+    """Eq. 9 for one label change: theta ~ Beta(sigma a, sigma b) is the fraction of class i, one
+    of its a records moves to class j; P[theta not in Theta_ij] = P[theta / (1 - theta) >
+    (Lambda_ij e^eps)^(1/sigma)]. a, b >= 2."""
+    log_lambda = (special.gammaln(sigma * a) - special.gammaln(sigma * (a - 1))
+                  + special.gammaln(sigma * b) - special.gammaln(sigma * (b + 1)))
+    log_c = (log_lambda + eps) / sigma
+    # The tail is taken on the side of 1/2 where it is small, so that rounding does not swallow it.
+    upper = special.betainc(sigma * b, sigma * a, special.expit(-log_c))     # P[1 - theta < 1/(1+c)]
+    lower = special.betaincc(sigma * a, sigma * b, special.expit(log_c))     # P[theta > c/(1+c)]
+    tail = np.where(log_c > 0, upper, lower)
+    # Where the threshold underflows the tail cannot be computed: counted as missing the target.
+    return np.where(-log_c < _LOG_TINY, 1.0, tail)
+
+
+def dirichlet_delta(sigma, eps, errors, correct):
+    """The delta of Beta(sigma E, sigma (N - E)) at eps over both label changes (Eq. 9, exact
+    via the Beta distribution). A count below 2 has a neighbour with a zero count, whose Dirichlet
+    is a point mass at 0 or 1: delta = 1."""
+    errors, correct = np.asarray(errors, dtype=float), np.asarray(correct, dtype=float)
+    small = np.minimum(errors, correct) < 2
+    e, c = np.where(small, 2.0, errors), np.where(small, 2.0, correct)   # placeholders, not used
+    delta = np.maximum(_delta_one_way(sigma, eps, e, c), _delta_one_way(sigma, eps, c, e))
+    return np.where(small, 1.0, delta)
+
+
+def search_sigma(eps, delta, errors, correct):
+    """Per set, the largest sigma with dirichlet_delta(sigma) <= delta at eps (Section 3's line
+    search); nan where no sigma meets it (a count too small, or delta = 0)."""
+    errors, correct = np.asarray(errors, dtype=float)[:, None], np.asarray(correct, dtype=float)[:, None]
+    meets = (delta > 0) & (dirichlet_delta(SIGMA_GRID, eps, errors, correct) <= delta)
+    top = SIGMA_GRID.size - 1 - np.argmax(meets[:, ::-1], axis=1)
+    low, high = SIGMA_GRID[top], SIGMA_GRID[np.minimum(top + 1, SIGMA_GRID.size - 1)]
+    for _ in range(BISECTIONS):
+        mid = np.sqrt(low * high)
+        good = dirichlet_delta(mid, eps, errors[:, 0], correct[:, 0]) <= delta
+        low, high = np.where(good, mid, low), np.where(good, high, mid)
+    return np.where(meets.any(axis=1), low, np.nan)
+
+
+@register
+class Dirichlet(Mechanism):
+    """Label privacy for the error query: per bin, the error fraction is drawn from
+    Beta(sigma E_k, sigma (N_k - E_k)), sigma the largest meeting the bin's (eps, delta) share
+    (Section 3). A bin for which no sigma does falls back to Eq. 7's Laplace release at the same
+    eps. The bin counts query, on features only, is `paper`'s. sigma and the fallback depend on
+    the counts, so the (eps, delta) is the paper's claim, not a guarantee (docs/privacy.md)."""
+
+    name = "dirichlet"
+    neighbours = LABEL
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        self.marginals = Paper(*args)
+        # Each query gets Eq. 14's share eps / Q (the counts query's Laplace noise spends exactly
+        # that with Q = T + 1) and each error query delta / T (none for exact answers, eps = inf);
+        # one label change moves one record in one bin per feature, so a bin gets 1/d of its
+        # query's (basic composition).
+        self.query_eps = self.eps / self.planned_queries
+        self.query_delta = 0.0 if math.isinf(self.eps) else self.delta / self.iterations
+        self.bin_eps, self.bin_delta = self.query_eps / self.features, self.query_delta / self.features
+
+    def release_counts(self, ids, n_bins, generator):
+        return self.marginals.release_counts(ids, n_bins, generator)
+
+    def release_errors(self, ids, n_bins, errors, generator):
+        wrong, total = bin_sums(ids, n_bins, errors), bin_sums(ids, n_bins)
+        if math.isinf(self.bin_eps):
+            return wrong / np.maximum(total, 1.0)
+        sigma = search_sigma(self.bin_eps, self.bin_delta, wrong, total - wrong)
+        fallback = np.isnan(sigma)
+        # Both draws for every bin, so the stream's layout does not depend on which bins fall back.
+        theta = generator.beta(np.where(fallback, 1.0, sigma * wrong),
+                               np.where(fallback, 1.0, sigma * (total - wrong)))
+        laplace = noisy_rate(wrong, total, generator.laplace(0.0, 1.0 / self.bin_eps, n_bins))
+        drawn = sigma[~fallback]
+        log.info("dirichlet: %d of %d bins fell back to Laplace (per bin eps %.4g, delta %.3g); sigma %s",
+                 fallback.sum(), n_bins, self.bin_eps, self.bin_delta,
+                 f"min {drawn.min():.4g}, median {np.median(drawn):.4g}" if drawn.size else "none")
+        return np.where(fallback, laplace, theta)
+
+    def query_cost(self, query):
+        return self.marginals.query_cost(query) if query == COUNTS_QUERY else (self.query_eps, self.query_delta)
+
+    def ledger_fields(self, query):
+        """The counts query's Laplace noise; an error query's is per bin and data-dependent (its
+        sigmas are in the oracle's log)."""
+        return self.marginals.ledger_fields(query) if query == COUNTS_QUERY else {}

@@ -106,10 +106,10 @@ def oracle_marginals(val_path, bins_path, out_path, ledger_path, name, mechanism
     `counts`): the first query. `mechanism` is the rule's param (mechanisms.Mechanism.param)."""
     mechanism = mechanisms.from_param(mechanism)
     val = _load_block(val_path, ("x",))
-    answers = _answer_block(val, _load_bins(bins_path, val["seeds"]), name, ["marginals"] * len(val["seeds"]),
-                            mechanism, mechanism.release_counts)
+    answers = _answer_block(val, _load_bins(bins_path, val["seeds"]), name,
+                            [mechanisms.COUNTS_QUERY] * len(val["seeds"]), mechanism, mechanism.release_counts)
     # Accounted (and checked) once the answers exist, before any is released.
-    ledger.record(ledger_path, None, name, val["seeds"], "marginals", "oracle_marginals", mechanism)
+    ledger.record(ledger_path, None, name, val["seeds"], mechanisms.COUNTS_QUERY, "oracle_marginals", mechanism)
     _save_answers(out_path, answers, val["seeds"])
 
 

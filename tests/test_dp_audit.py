@@ -85,3 +85,35 @@ def test_exact_epsilon_of_the_paper_mechanism():
     assert audit.exact_epsilon("paper", 1.0, 2) == pytest.approx(math.log(2) + 0.5)
     assert audit.exact_epsilon("paper", 1.0, 1) == 1.0
     assert audit.exact_epsilon("counts-pair", 2.0, 2) == 1.0
+
+
+@pytest.mark.parametrize("kind, bin_size, scale", [
+    ("fallback", 2, 1.0),        # no sigma exists: the Laplace rate, which attains its eps
+    ("fallback", 1000, 2.0),
+    ("Beta middle", 1000, 1.0),  # both released by the Beta draw, their sigmas nearly equal
+])
+def test_dirichlet_stays_within_its_claim_on_fallback_and_middle_pairs(kind, bin_size, scale):
+    pairs = audit.dirichlet_pairs(scale, bin_size)[kind]
+    result = audit.audit("dirichlet", scale, bin_size, SAMPLES, seed=0, pairs=pairs)
+    claimed = audit.claimed_epsilon("dirichlet", scale)
+    assert result["claimed_delta"] == audit.DIRICHLET_DELTA and result["eps_lower"] <= claimed
+    if kind == "fallback":
+        assert result["eps_lower"] >= 0.85 * claimed
+
+
+@pytest.mark.parametrize("kind", ["switch", "Beta edge"])
+def test_dirichlet_claim_is_refuted_where_sigma_depends_on_the_count(kind):
+    """N = 100, eps 1: E* = 13 is the smallest count with a sigma; E = 12 falls back and E = 14
+    gets a sigma four times larger, so neighbours' answers differ far beyond (eps, delta)
+    (docs/privacy_audit.md)."""
+    pairs = audit.dirichlet_pairs(1.0, 100)[kind]
+    assert {d.errors for pair in pairs for d in pair} == ({12, 13} if kind == "switch" else {13, 14})
+    result = audit.audit("dirichlet", 1.0, 100, SAMPLES, seed=0, pairs=pairs)
+    assert result["eps_lower"] > 3 * audit.claimed_epsilon("dirichlet", 1.0)
+
+
+def test_delta_claim_lowers_the_bound():
+    """(p - delta) / q: a delta as large as p leaves nothing to bound."""
+    plain = audit._log_ratio_bound(5000, 2000, 10_000, 0.025)[0]
+    assert audit._log_ratio_bound(5000, 2000, 10_000, 0.025, 0.1)[0] < plain
+    assert audit._log_ratio_bound(5000, 2000, 10_000, 0.025, 0.6)[0] == -np.inf
