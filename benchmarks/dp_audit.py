@@ -25,13 +25,13 @@ data set, seed 0, {seconds:.0f} s); do not edit by hand.
 
 One feature with one bin: the data set D has N records in it, D' is D less one record. Two
 cases, each in both orders (D vs D' and D' vs D): the removed record is the bin's only error
-(D has 1 error), or its only correct record (D has N - 1 errors). The oracle's own functions
-(`expril/oracle.py`) are sampled; each row is one mechanism at one noise scale lambda:
+(D has 1 error), or its only correct record (D has N - 1 errors). The mechanisms' own releases
+(`expril/mechanisms.py`) are sampled; each row is one mechanism at one noise scale lambda:
 
-- `paper`: Eq. 7, `answer_errors`, clip((E + Lap(lambda)) / N, 0, 1). Claimed eps: 1/lambda (the
+- `paper`: Eq. 7, `Paper.release_errors`, clip((E + Lap(lambda)) / N, 0, 1). Claimed eps: 1/lambda (the
   paper's Lemma).
-- `counts-bins`: `answer_counts`, N + Lap(lambda). Claimed 1/lambda (histogram, sensitivity 1).
-- `counts-errors`: `answer_error_counts`, E + Lap(lambda). Claimed 1/lambda.
+- `counts-bins`: `Counts.release_counts`, N + Lap(lambda). Claimed 1/lambda (histogram, sensitivity 1).
+- `counts-errors`: `Counts.release_errors`, E + Lap(lambda). Claimed 1/lambda.
 - `counts-pair`: both counts released together, with independent noises, as the `counts`
   mechanism does for one error query with its bin counts. Claimed 2/lambda (composition).
 

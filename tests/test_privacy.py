@@ -231,7 +231,7 @@ def test_a_new_mechanism_is_one_class_and_the_ledger_composes_with_its_accountan
     class Parallel(mechanisms.Counts):
         name, neighbours = "parallel", mechanisms.LABEL
 
-        def query_cost(self):
+        def query_cost(self, query):
             return self.eps, self.delta
 
         def compose(self, costs):
