@@ -19,22 +19,32 @@ rule aggregate_results:
         paper_table2="data/paper/table2.csv",
     output:
         table2_csv=f"{R}/table2.csv",
-        table2_md=report(f"{R}/table2.md", caption="../report/table2.rst", category="Results"),
-        table1=report(f"{R}/table1.csv", caption="../report/table1.rst", category="Settings"),
+        table2_md=report(
+            f"{R}/table2.md", caption="../report/table2.rst", category="Results"
+        ),
+        table1=report(
+            f"{R}/table1.csv", caption="../report/table1.rst", category="Settings"
+        ),
         accuracies=f"{R}/accuracies.csv",
         privacy_ledger=f"{R}/privacy_ledger.csv",
         figure_pdf=f"{R}/figure1.pdf",
-        figure_png=report(f"{R}/figure1.png", caption="../report/figure1.rst", category="Results"),
-        fidelity_md=report(f"{R}/fidelity.md", caption="../report/fidelity.rst", category="Paper against reproduction"),
+        figure_png=report(
+            f"{R}/figure1.png", caption="../report/figure1.rst", category="Results"
+        ),
+        fidelity_md=report(
+            f"{R}/fidelity.md",
+            caption="../report/fidelity.rst",
+            category="Paper against reproduction",
+        ),
         fidelity_csv=f"{R}/fidelity.csv",
         fidelity_claims=f"{R}/fidelity_claims.csv",
-    params:
-        code=package_code("aggregate_results"),
-        config={k: v for k, v in config.items() if k != "results"},
     log:
         f"{R}/logs/aggregate_results.log",
     conda:
         "../envs/expril.yaml"
+    params:
+        code=package_code("aggregate_results"),
+        config={k: v for k, v in config.items() if k != "results"},
     script:
         "../workflow_scripts/aggregate_results.py"
 
@@ -45,7 +55,15 @@ rule publish_summary:
     input:
         [
             rules.aggregate_results.output[name]
-            for name in ("table2_csv", "table2_md", "table1", "fidelity_md", "fidelity_csv", "fidelity_claims", "figure_png")
+            for name in (
+                "table2_csv",
+                "table2_md",
+                "table1",
+                "fidelity_md",
+                "fidelity_csv",
+                "fidelity_claims",
+                "figure_png",
+            )
         ],
     output:
         "summary/table2.csv",

@@ -9,7 +9,6 @@ from snakemake.utils import validate
 from expril import code_version, mechanisms, oracle, settings
 from expril.config import schema_types
 
-
 config.update(schema_types(config, Path(workflow.basedir) / "config.schema.yaml"))
 validate(config, schema="../config.schema.yaml", set_default=True)
 try:
@@ -24,7 +23,11 @@ for _name in config["datasets"]:
         )
 
 # Jobs import the method package from this repository, inside --sdm conda environments too.
-os.environ.update(PYTHONPATH=os.pathsep.join(filter(None, [workflow.basedir, os.environ.get("PYTHONPATH")])))
+os.environ.update(
+    PYTHONPATH=os.pathsep.join(
+        filter(None, [workflow.basedir, os.environ.get("PYTHONPATH")])
+    )
+)
 
 R = config["results"]
 EPSILONS = [settings.format_eps(e) for e in config["epsilons"]]
@@ -55,7 +58,9 @@ def package_code(script):
     """Digest of the package code a workflow script runs (expril/code_version.py): every script
     rule declares it as params.code, so an edit to that code reruns the rule's jobs."""
     base = Path(workflow.basedir)
-    return code_version.script_digest(base / "workflow_scripts" / f"{script}.py", base / "expril")
+    return code_version.script_digest(
+        base / "workflow_scripts" / f"{script}.py", base / "expril"
+    )
 
 
 def spec(wildcards):
@@ -64,7 +69,8 @@ def spec(wildcards):
 
 def memory_mb(trains=False):
     """A rule's mem_mb: what a job on its seed block needs (settings.job_memory_mb). SLURM gets it
-    through profiles/slurm; a local run ignores it unless --resources mem_mb=... caps the sum."""
+    through profiles/slurm; a local run ignores it unless --resources mem_mb=... caps the sum.
+    """
     return lambda wildcards: settings.job_memory_mb(
         len(settings.block_seeds(wildcards.seeds)), spec(wildcards), trains
     )
@@ -72,7 +78,11 @@ def memory_mb(trains=False):
 
 def generator_spec(wildcards):
     """The benchmark entry without the learner's settings, so that changing them keeps the data."""
-    return {k: v for k, v in spec(wildcards).items() if k not in ("hidden", "importance_sampling")}
+    return {
+        k: v
+        for k, v in spec(wildcards).items()
+        if k not in ("hidden", "importance_sampling")
+    }
 
 
 def importance_sampling(dataset):
@@ -89,13 +99,19 @@ def mechanism(wildcards):
     every rule that releases or reads released answers."""
     s = spec(wildcards)
     plan = mechanisms.get(config["mechanism"])(
-        settings.parse_eps(wildcards.eps), config["delta"], settings.feature_count(s), T, s["importance_sampling"]
+        settings.parse_eps(wildcards.eps),
+        config["delta"],
+        settings.feature_count(s),
+        T,
+        s["importance_sampling"],
     )
     return plan.param() | {"secret_digest": SECRET_DIGEST}
 
 
 def noise_scale(wildcards):
-    return settings.noise_scale(settings.feature_count(spec(wildcards)), T, settings.parse_eps(wildcards.eps))
+    return settings.noise_scale(
+        settings.feature_count(spec(wildcards)), T, settings.parse_eps(wildcards.eps)
+    )
 
 
 def n_val(wildcards):
@@ -104,7 +120,9 @@ def n_val(wildcards):
 
 def bins_per_feature(wildcards):
     b = config["bins"]
-    return settings.bins_per_feature(n_val(wildcards), noise_scale(wildcards), b["snr"], b["noiseless"])
+    return settings.bins_per_feature(
+        n_val(wildcards), noise_scale(wildcards), b["snr"], b["noiseless"]
+    )
 
 
 def variant_dir(variant, t):
@@ -134,7 +152,9 @@ def previous_ledger(wildcards):
     """The ledger of the query before this one in the run's chain (none for the first)."""
     t = int(wildcards.t)
     if t > 0:
-        return answer_file(wildcards, wildcards.variant, t - 1).replace(".npz", ".ledger.csv")
+        return answer_file(wildcards, wildcards.variant, t - 1).replace(
+            ".npz", ".ledger.csv"
+        )
     if counts_query(wildcards.dataset):
         return counts_file(wildcards).replace(".npz", ".ledger.csv")
     return []
@@ -153,7 +173,9 @@ def ctg_csv(wildcards):
 def reweight_inputs(wildcards):
     inputs = {}
     if counts_query(wildcards.dataset):
-        inputs["bins"] = f"{R}/learner/{block_dir(wildcards)}/eps{wildcards.eps}/marginal_bins.npz"
+        inputs["bins"] = (
+            f"{R}/learner/{block_dir(wildcards)}/eps{wildcards.eps}/marginal_bins.npz"
+        )
     if importance_sampling(wildcards.dataset):
         inputs["marginals"] = counts_file(wildcards)
     return inputs
@@ -161,7 +183,11 @@ def reweight_inputs(wildcards):
 
 def evaluated_models(wildcards):
     """Every h_t (t = 0..T) of every variant for this dataset, block and eps."""
-    return {f"{v}_t{t}": model_file(wildcards, v, t) for v in config["variants"] for t in range(T + 1)}
+    return {
+        f"{v}_t{t}": model_file(wildcards, v, t)
+        for v in config["variants"]
+        for t in range(T + 1)
+    }
 
 
 def run_ledgers():

@@ -9,12 +9,6 @@ rule generate_data:
     output:
         source=f"{R}/data/{{dataset}}/{{seeds}}/source.npz",
         target=f"{R}/curator/{{dataset}}/{{seeds}}/target.npz",
-    params:
-        code=package_code("generate_data"),
-        spec=generator_spec,
-        seeds=lambda wc: settings.block_seeds(wc.seeds),
-        redraw=config["redraw"],
-        ctg_sha256=lambda wc: config["ctg"]["sha256"] if spec(wc)["generator"] == "ctg" else None,
     log:
         f"{R}/logs/generate_data/{{dataset}}/{{seeds}}.log",
     benchmark:
@@ -23,6 +17,14 @@ rule generate_data:
         "../envs/expril.yaml"
     resources:
         mem_mb=memory_mb(),
+    params:
+        code=package_code("generate_data"),
+        spec=generator_spec,
+        seeds=lambda wc: settings.block_seeds(wc.seeds),
+        redraw=config["redraw"],
+        ctg_sha256=lambda wc: (
+            config["ctg"]["sha256"] if spec(wc)["generator"] == "ctg" else None
+        ),
     script:
         "../workflow_scripts/generate_data.py"
 
@@ -33,9 +35,6 @@ rule split_target:
     output:
         val=f"{R}/curator/{{dataset}}/{{seeds}}/target_val.npz",
         test=f"{R}/curator/{{dataset}}/{{seeds}}/target_test.npz",
-    params:
-        code=package_code("split_target"),
-        val_fraction=config["val_fraction"],
     log:
         f"{R}/logs/split_target/{{dataset}}/{{seeds}}.log",
     benchmark:
@@ -44,5 +43,8 @@ rule split_target:
         "../envs/expril.yaml"
     resources:
         mem_mb=memory_mb(),
+    params:
+        code=package_code("split_target"),
+        val_fraction=config["val_fraction"],
     script:
         "../workflow_scripts/split_target.py"

@@ -8,9 +8,6 @@ rule evaluate_hypotheses:
         target_test=rules.split_target.output.test,
     output:
         f"{R}/eval/{{dataset}}/{{seeds}}/eps{{eps}}/accuracy.csv",
-    params:
-        code=package_code("evaluate_hypotheses"),
-        models=lambda wc: [(v, t) for v in config["variants"] for t in range(T + 1)],
     log:
         f"{R}/logs/evaluate_hypotheses/{{dataset}}/{{seeds}}/eps{{eps}}.log",
     benchmark:
@@ -19,6 +16,9 @@ rule evaluate_hypotheses:
         "../envs/expril.yaml"
     resources:
         mem_mb=memory_mb(),
+    params:
+        code=package_code("evaluate_hypotheses"),
+        models=lambda wc: [(v, t) for v in config["variants"] for t in range(T + 1)],
     script:
         "../workflow_scripts/evaluate_hypotheses.py"
 
@@ -30,20 +30,20 @@ rule reference_models:
     output:
         accuracy=f"{R}/reference/{{dataset}}/{{seeds}}/reference.csv",
         model=f"{R}/reference/{{dataset}}/{{seeds}}/h_star.npz",
-    params:
-        code=package_code("reference_models"),
-        hidden=lambda wc: spec(wc)["hidden"],
-        training=config["training"],
-        device=config["device"],
-    threads: 1
-    resources:
-        gpu=1 if config["device"] == "cuda" else 0,
-        mem_mb=memory_mb(trains=True),
     log:
         f"{R}/logs/reference_models/{{dataset}}/{{seeds}}.log",
     benchmark:
         f"{R}/benchmarks/reference_models/{{dataset}}/{{seeds}}.tsv"
     conda:
         "../envs/expril.yaml"
+    threads: 1
+    resources:
+        gpu=1 if config["device"] == "cuda" else 0,
+        mem_mb=memory_mb(trains=True),
+    params:
+        code=package_code("reference_models"),
+        hidden=lambda wc: spec(wc)["hidden"],
+        training=config["training"],
+        device=config["device"],
     script:
         "../workflow_scripts/reference_models.py"

@@ -8,15 +8,15 @@ rule make_bins:
         rules.generate_data.output.source,
     output:
         f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/marginal_bins.npz",
-    params:
-        code=package_code("make_bins"),
-        q=bins_per_feature,
     log:
         f"{R}/logs/make_bins/{{dataset}}/{{seeds}}/eps{{eps}}.log",
     benchmark:
         f"{R}/benchmarks/make_bins/{{dataset}}/{{seeds}}/eps{{eps}}.tsv"
     conda:
         "../envs/expril.yaml"
+    params:
+        code=package_code("make_bins"),
+        q=bins_per_feature,
     script:
         "../workflow_scripts/make_bins.py"
 
@@ -28,17 +28,17 @@ rule reweight_source:
     output:
         weights=f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/weights.npz",
         bins=f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/error_bins.npz",
-    params:
-        code=package_code("reweight_source"),
-        q=bins_per_feature,
-        solver=config["reweight"],
-        mechanism=mechanism,
     log:
         f"{R}/logs/reweight_source/{{dataset}}/{{seeds}}/eps{{eps}}.log",
     benchmark:
         f"{R}/benchmarks/reweight_source/{{dataset}}/{{seeds}}/eps{{eps}}.tsv"
     conda:
         "../envs/expril.yaml"
+    params:
+        code=package_code("reweight_source"),
+        q=bins_per_feature,
+        solver=config["reweight"],
+        mechanism=mechanism,
     script:
         "../workflow_scripts/reweight_source.py"
 
@@ -46,13 +46,13 @@ rule reweight_source:
 rule init_hypothesis:
     output:
         f"{R}/learner/{{dataset}}/{{seeds}}/h0.npz",
-    params:
-        code=package_code("init_hypothesis"),
-        seeds=lambda wc: settings.block_seeds(wc.seeds),
     log:
         f"{R}/logs/init_hypothesis/{{dataset}}/{{seeds}}.log",
     conda:
         "../envs/expril.yaml"
+    params:
+        code=package_code("init_hypothesis"),
+        seeds=lambda wc: settings.block_seeds(wc.seeds),
     script:
         "../workflow_scripts/init_hypothesis.py"
 
@@ -64,13 +64,11 @@ rule estimate_labels:
         bins=rules.reweight_source.output.bins,
         models=lambda wc: [model_file(wc, wc.variant, l) for l in equation_blocks(wc)],
         answers=lambda wc: [answer_file(wc, wc.variant, l) for l in equation_blocks(wc)],
-        counts=lambda wc: counts_file(wc) if mechanisms.get(config["mechanism"]).uses_counts else [],
+        counts=lambda wc: (
+            counts_file(wc) if mechanisms.get(config["mechanism"]).uses_counts else []
+        ),
     output:
         f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/{{variant}}/labels_t{{t}}.npz",
-    params:
-        code=package_code("estimate_labels"),
-        solver=config["labels"],
-        mechanism=mechanism,
     log:
         f"{R}/logs/estimate_labels/{{dataset}}/{{seeds}}/eps{{eps}}/{{variant}}/t{{t}}.log",
     benchmark:
@@ -79,6 +77,10 @@ rule estimate_labels:
         "../envs/expril.yaml"
     resources:
         mem_mb=memory_mb(),
+    params:
+        code=package_code("estimate_labels"),
+        solver=config["labels"],
+        mechanism=mechanism,
     script:
         "../workflow_scripts/estimate_labels.py"
 
@@ -90,21 +92,21 @@ rule train_hypothesis:
         labels=rules.estimate_labels.output[0],
     output:
         f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/{{variant}}/model_t{{t}}.npz",
-    params:
-        code=package_code("train_hypothesis"),
-        hidden=lambda wc: spec(wc)["hidden"],
-        training=config["training"],
-        init_key=lambda wc: ["learner", wc.dataset, wc.eps, wc.variant, int(wc.t)],
-        device=config["device"],
-    threads: 1
-    resources:
-        gpu=1 if config["device"] == "cuda" else 0,
-        mem_mb=memory_mb(trains=True),
     log:
         f"{R}/logs/train_hypothesis/{{dataset}}/{{seeds}}/eps{{eps}}/{{variant}}/t{{t}}.log",
     benchmark:
         f"{R}/benchmarks/train_hypothesis/{{dataset}}/{{seeds}}/eps{{eps}}/{{variant}}/t{{t}}.tsv"
     conda:
         "../envs/expril.yaml"
+    threads: 1
+    resources:
+        gpu=1 if config["device"] == "cuda" else 0,
+        mem_mb=memory_mb(trains=True),
+    params:
+        code=package_code("train_hypothesis"),
+        hidden=lambda wc: spec(wc)["hidden"],
+        training=config["training"],
+        init_key=lambda wc: ["learner", wc.dataset, wc.eps, wc.variant, int(wc.t)],
+        device=config["device"],
     script:
         "../workflow_scripts/train_hypothesis.py"

@@ -12,15 +12,15 @@ rule oracle_marginals:
     output:
         answers=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}/marginals.npz",
         ledger=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}/marginals.ledger.csv",
-    params:
-        code=package_code("oracle_marginals"),
-        mechanism=mechanism,
     log:
         f"{R}/logs/oracle_marginals/{{dataset}}/{{seeds}}/eps{{eps}}.log",
     benchmark:
         f"{R}/benchmarks/oracle_marginals/{{dataset}}/{{seeds}}/eps{{eps}}.tsv"
     conda:
         "../envs/expril.yaml"
+    params:
+        code=package_code("oracle_marginals"),
+        mechanism=mechanism,
     script:
         "../workflow_scripts/oracle_marginals.py"
 
@@ -34,10 +34,6 @@ rule oracle_errors:
     output:
         answers=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}/{{variant}}/errors_t{{t}}.npz",
         ledger=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}/{{variant}}/errors_t{{t}}.ledger.csv",
-    params:
-        code=package_code("oracle_errors"),
-        query=lambda wc: f"eps{wc.eps}/{wc.variant}/errors_t{wc.t}",
-        mechanism=mechanism,
     log:
         f"{R}/logs/oracle_errors/{{dataset}}/{{seeds}}/eps{{eps}}/{{variant}}/t{{t}}.log",
     benchmark:
@@ -46,5 +42,9 @@ rule oracle_errors:
         "../envs/expril.yaml"
     resources:
         mem_mb=memory_mb(),
+    params:
+        code=package_code("oracle_errors"),
+        query=lambda wc: f"eps{wc.eps}/{wc.variant}/errors_t{wc.t}",
+        mechanism=mechanism,
     script:
         "../workflow_scripts/oracle_errors.py"
