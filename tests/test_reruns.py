@@ -104,10 +104,11 @@ def test_more_iterations_keep_data_and_noiseless_bins(results, tmp_path):
     # With a finite eps, lambda = d x queries / eps grows with T: the bins (q follows lambda) and
     # every query's noise change, so all of a run is redone, as it must be. With eps = inf the
     # bins stay; the oracle still answers again, because each answer's ledger records the
-    # planned number of queries (params.privacy), and so does all that follows its answers.
+    # planned number of queries (params.mechanism, the run's privacy plan), and so does all that
+    # reads the plan (reweight_source on A too) or follows the answers.
     jobs = pending(results, tmp_path, {"iterations": 3, "epsilons": ["inf"]})
     assert counts(jobs) == {
-        "oracle_marginals": 1, "reweight_source": 1, "oracle_errors": 8, "estimate_labels": 10,
+        "oracle_marginals": 1, "reweight_source": 2, "oracle_errors": 8, "estimate_labels": 10,
         "train_hypothesis": 10, "evaluate_hypotheses": 2, "aggregate_results": 1,
     }
 
