@@ -60,8 +60,13 @@ def spec(wildcards):
 
 
 def generator_spec(wildcards):
-    """The benchmark entry without the learner's settings, so that changing them keeps the data."""
-    return {k: v for k, v in spec(wildcards).items() if k not in ("hidden", "importance_sampling")}
+    """The benchmark entry without the learner's settings and the protocol's (their own params),
+    so that changing them keeps the data."""
+    return {
+        k: v
+        for k, v in spec(wildcards).items()
+        if k not in ("hidden", "importance_sampling", "redraw", "val_fraction")
+    }
 
 
 def importance_sampling(dataset):
@@ -87,13 +92,21 @@ def noise_scale(wildcards):
     return settings.noise_scale(settings.feature_count(spec(wildcards)), T, settings.parse_eps(wildcards.eps))
 
 
+def benchmark_setting(wildcards, key):
+    """redraw or val_fraction: the benchmark's own, else the global one."""
+    return settings.benchmark_setting(config, spec(wildcards), key)
+
+
 def n_val(wildcards):
-    return settings.n_val(spec(wildcards)["n_target"], config["val_fraction"])
+    return settings.n_val(spec(wildcards)["n_target"], benchmark_setting(wildcards, "val_fraction"))
 
 
 def bins_per_feature(wildcards):
     b = config["bins"]
-    return settings.bins_per_feature(n_val(wildcards), noise_scale(wildcards), b["snr"], b["noiseless"])
+    return settings.bins_per_feature(
+        n_val(wildcards), settings.feature_count(spec(wildcards)), T, settings.parse_eps(wildcards.eps), b["snr"],
+        b["noiseless"]
+    )
 
 
 def variant_dir(variant, t):

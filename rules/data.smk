@@ -13,7 +13,7 @@ rule generate_data:
         code=package_code("generate_data"),
         spec=generator_spec,
         seeds=lambda wc: settings.block_seeds(wc.seeds),
-        redraw=config["redraw"],
+        redraw=lambda wc: benchmark_setting(wc, "redraw"),
         ctg_sha256=lambda wc: config["ctg"]["sha256"] if spec(wc)["generator"] == "ctg" else None,
     log:
         f"{R}/logs/generate_data/{{dataset}}/{{seeds}}.log",
@@ -33,7 +33,7 @@ rule split_target:
         test=f"{R}/curator/{{dataset}}/{{seeds}}/target_test.npz",
     params:
         code=package_code("split_target"),
-        val_fraction=config["val_fraction"],
+        val_fraction=lambda wc: benchmark_setting(wc, "val_fraction"),
     log:
         f"{R}/logs/split_target/{{dataset}}/{{seeds}}.log",
     benchmark:
