@@ -17,6 +17,7 @@ include: "rules/oracle.smk"
 include: "rules/learner.smk"
 include: "rules/evaluate.smk"
 include: "rules/aggregate.smk"
+include: "rules/identify.smk"
 
 
 rule all:

@@ -5,7 +5,7 @@ from pathlib import Path
 
 from snakemake.utils import validate
 
-from expril import code_version, mechanisms, oracle, settings
+from expril import code_version, identify, mechanisms, oracle, settings
 
 
 if isinstance(config.get("epsilons"), list):
@@ -39,6 +39,7 @@ wildcard_constraints:
     eps=r"inf|[0-9.]+",
     variant="C|I|both",
     t=r"\d+",
+    member=r"[A-Za-z0-9._]+",
 
 
 # Too small for a cluster job of their own: run by the Snakemake process that submits the rest.
