@@ -20,7 +20,7 @@ read no oracle, learner or evaluation file, and only the paper's h* and h0* rows
 """
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -34,26 +34,28 @@ CTG = ("CTG-A", "CTG-B")
 
 @dataclass(frozen=True)
 class Family:
-    """An open choice: the benchmarks whose data it changes, and its readings, each a label and
-    the benchmark keys it sets (training keys for TRAINING)."""
+    """An open choice: the benchmarks it changes, and its readings, each a label and the keys it
+    sets in the configuration's `section` (benchmarks: in each of those benchmarks' entries)."""
     name: str
+    slug: str  # for file and rule names
     datasets: tuple
     readings: dict
+    section: str = "benchmarks"
 
 
-def _redraw(datasets):
-    return Family(f"redraw ({', '.join(datasets)})", datasets,
+def _redraw(slug, datasets):
+    return Family(f"redraw ({', '.join(datasets)})", f"redraw_{slug}", datasets,
                   {"data": {"redraw": "data"}, "split": {"redraw": "split"}})
 
 
 # The first reading of each family is today's default.
 FAMILIES = (
-    _redraw(("A", "B")),
-    _redraw(LATENT),
-    _redraw(CTG),
-    Family("label roughness (f' weight gain)", LATENT,
+    _redraw("clusters", ("A", "B")),
+    _redraw("latent", LATENT),
+    _redraw("ctg", CTG),
+    Family("label roughness (f' weight gain)", "label_gain", LATENT,
            {f"gain{g}": {"label_gain": g} for g in (1, 2, 4, 8, 16)}),
-    Family("class balance (threshold of f')", LATENT, {
+    Family("class balance (threshold of f')", "class_balance", LATENT, {
         "median": {"label_threshold": "target_median"},
         "pooled": {"label_threshold": "pooled_median"},
         "zero": {"label_threshold": "zero"},
@@ -61,17 +63,17 @@ FAMILIES = (
     }),
     # 950 rows: the most a target pool of every run holds (pools: 1053-1073 +- 22 rows); 'the
     # rest' of a pool after 700 rows is represented by 250.
-    Family("CTG target rows (validation / test)", CTG, {
+    Family("CTG target rows (validation / test)", "ctg_rows", CTG, {
         "v350t350": {"n_target": 700, "val_fraction": 0.5},
         "v700t250": {"n_target": 950, "val_fraction": 14 / 19},
         "v250t700": {"n_target": 950, "val_fraction": 5 / 19},
         "v475t475": {"n_target": 950, "val_fraction": 0.5},
     }),
-    Family("CTG-B LB split direction", ("CTG-B",),
+    Family("CTG-B LB split direction", "lb_selects", ("CTG-B",),
            {"lbsource": {"lb_selects": "source"}, "lbtarget": {"lb_selects": "target"}}),
 )
-TRAINING = Family("training (early stopping)", ("A", "B", "C", "D", "E", "CTG-A", "CTG-B"),
-                  {"es10": {"patience": 10}, "fixed100": {"patience": 0}})
+TRAINING = Family("training (early stopping)", "training", ("A", "B", "C", "D", "E", "CTG-A", "CTG-B"),
+                  {"es10": {"patience": 10}, "fixed100": {"patience": 0}}, section="training")
 
 SUMMARY_COLUMNS = ["group", "dataset", "member", "training", "runs"] + [
     f"{m}_{s}" for m in MEASURES for s in ("mean", "std", "paper_mean", "paper_std")] + ["distance"]
@@ -200,7 +202,7 @@ def family_profile(table, choice):
     for datasets, families in groups():
         for family in families:
             for label in family.readings:
-                fixed = [f if f is not family else Family(f.name, f.datasets, {label: f.readings[label]})
+                fixed = [f if f is not family else replace(f, readings={label: f.readings[label]})
                          for f in families]
                 rows.append({"family": family.name, "reading": label,
                              "distance": _best(table, datasets, fixed, training)[0],

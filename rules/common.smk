@@ -5,7 +5,7 @@ from pathlib import Path
 
 from snakemake.utils import validate
 
-from expril import code_version, identify, mechanisms, oracle, settings
+from expril import ambiguity, code_version, identify, mechanisms, oracle, settings
 
 
 if isinstance(config.get("epsilons"), list):
