@@ -121,9 +121,13 @@ def test_ambiguity_plan_runs_each_reading_on_its_own_benchmarks_and_keeps_the_pr
             datasets.setdefault(reading, set()).add(dataset)
             assert block == "0-1"
     assert datasets["configured"] == {"A", "C"}
-    assert datasets["label_gain/gain4"] == {"C"} and datasets["redraw_clusters/split"] == {"A"}
-    assert datasets["training/fixed100"] == datasets["noiseless_bins/matched"] == {"A", "C"}
-    assert "label_gain/gain1" not in datasets                            # the configured reading
+    chosen = yaml.safe_load((ROOT / "data/identification/choice.yaml").read_text())
+    gains = {r for r in datasets if r.startswith("label_gain/")}
+    assert gains == {f"label_gain/gain{g}" for g in (1, 2, 4, 8, 16)} - {
+        f"label_gain/gain{chosen['benchmarks']['C']['label_gain']}"}        # all but the identified one
+    assert all(datasets[r] == {"C"} for r in gains) and datasets["redraw_clusters/split"] == {"A"}
+    trainings = [r for r in datasets if r.startswith("training/")]
+    assert len(trainings) == 1 and datasets[trainings[0]] == datasets["noiseless_bins/matched"] == {"A", "C"}
     assert not any(r.startswith(("redraw_ctg", "ctg_rows", "lb_selects")) for r in datasets)
     report = next(job for job in jobs if job["rule"] == "report_ambiguity")
     assert sorted(report["input"]) == sorted(

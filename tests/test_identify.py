@@ -135,3 +135,14 @@ def test_identification_jobs_read_no_oracle_learner_or_evaluation_file():
         assert not any(part in f.split("/") for part in ("oracle", "learner", "eval", "reference", "curator")), f
     assert sum(job["rule"] == "calibrate_reference" for job in jobs) == sum(
         len(identify.members(d)) for d in identify.TRAINING.datasets)
+
+
+def test_the_committed_choice_is_the_selection_from_the_committed_calibration():
+    """data/identification/: choice.yaml, which the Snakefile reads, is what `select` makes of
+    calibration.csv, every member of every dataset on the calibration seeds."""
+    folder = ROOT / "data/identification"
+    table = pd.read_csv(folder / "calibration.csv")
+    assert set(zip(table.dataset, table.member)) == {(d, m) for d in identify.TRAINING.datasets
+                                                     for m in identify.members(d)}
+    assert set(table.runs) == {len(identify.CALIBRATION_SEEDS)}
+    assert (folder / "choice.yaml").read_text() == identify.choice_yaml(identify.select(table))
