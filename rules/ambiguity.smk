@@ -4,25 +4,16 @@
 
 AMBIGUITY = f"{R}/ambiguity"
 
-
-def _reading_module(name, reading_config):
-    # The `module` statement takes a literal name; this is the call Snakemake compiles it to, so
-    # that the readings, defined in expril/ambiguity.py, are not spelled out here a second time.
-    workflow.module(name, snakefile="reproduction.smk", config=reading_config)
-    workflow.userule(rules=["*"], from_module=name, exclude_rules=["publish_summary"], name_modifier=f"*_{name}")(
+# The `module` statement takes a literal name; these are the calls Snakemake compiles it to, so
+# that the readings, defined in expril/ambiguity.py, are not spelled out here a second time.
+for _name, _config in [("configured", ambiguity.reading_config(config, AMBIGUITY))] + [
+    (f"{f.slug}_{label.replace('.', '_')}", ambiguity.reading_config(config, AMBIGUITY, f, label))
+    for f, label in ambiguity.readings(config)
+]:
+    workflow.module(_name, snakefile="reproduction.smk", config=_config)
+    workflow.userule(rules=["*"], from_module=_name, exclude_rules=["publish_summary"], name_modifier=f"*_{_name}")(
         lambda: None
     )
-
-
-_reading_module("configured", ambiguity.reading_config(config, AMBIGUITY))
-for _family, _label in ambiguity.readings(config):
-    _reading_module(
-        f"{_family.slug}_{_label.replace('.', '_')}", ambiguity.reading_config(config, AMBIGUITY, _family, _label)
-    )
-
-
-def reading_accuracies(family=None, label=None):
-    return f"{AMBIGUITY}/{ambiguity.folder(family, label)}/accuracies.csv"
 
 
 rule report_ambiguity:

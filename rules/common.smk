@@ -194,3 +194,22 @@ def final_outputs():
         f"{R}/fidelity.csv",
         f"{R}/fidelity_claims.csv",
     ]
+
+
+def calibration_files():
+    """{(dataset, member): file}: identification's calibration of every reading of every paper
+    benchmark (rules/identify.smk)."""
+    return {
+        (d, m): f"{R}/identify/{d}/{m}.csv" for d in identify.TRAINING.datasets for m in identify.members(d)
+    }
+
+
+def calibration_spec(wildcards):
+    protocol = {k: config[k] for k in ("redraw", "val_fraction")}
+    return identify.calibration_spec(wildcards.dataset, spec(wildcards), wildcards.member, protocol)
+
+
+def reading_accuracies(family=None, label=None):
+    """The accuracies of one reading's run for the ambiguity report (rules/ambiguity.smk), of the
+    configured readings' run without arguments."""
+    return f"{R}/ambiguity/{ambiguity.folder(family, label)}/accuracies.csv"

@@ -11,18 +11,6 @@ localrules:
     identify,
 
 
-def calibration_files():
-    """{(dataset, member): file}: every reading of every paper benchmark."""
-    return {
-        (d, m): f"{R}/identify/{d}/{m}.csv" for d in identify.TRAINING.datasets for m in identify.members(d)
-    }
-
-
-def calibration_spec(wildcards):
-    protocol = {k: config[k] for k in ("redraw", "val_fraction")}
-    return identify.calibration_spec(wildcards.dataset, spec(wildcards), wildcards.member, protocol)
-
-
 rule calibrate_reference:
     input:
         ctg_csv,
@@ -71,16 +59,17 @@ rule select_readings:
 # The choice and its table, committed: the Snakefile reads choice.yaml as a second config file.
 rule identify:
     input:
-        rules.select_readings.output.calibration,
-        rules.select_readings.output.choice,
-        rules.select_readings.output.markdown,
+        calibration=rules.select_readings.output.calibration,
+        choice=rules.select_readings.output.choice,
+        markdown=rules.select_readings.output.markdown,
     output:
-        f"{IDENTIFIED}/calibration.csv",
-        f"{IDENTIFIED}/choice.yaml",
-        f"{IDENTIFIED}/identification.md",
-    params:
-        folder=IDENTIFIED,
+        calibration=f"{IDENTIFIED}/calibration.csv",
+        choice=f"{IDENTIFIED}/choice.yaml",
+        markdown=f"{IDENTIFIED}/identification.md",
     log:
         f"{R}/logs/identify.log",
+    conda:
+        "../envs/expril.yaml"
     shell:
-        "for f in {input}; do cp $f {params.folder}/; done 2> {log}"
+        "(cp {input.calibration} {output.calibration} && cp {input.choice} {output.choice}"
+        " && cp {input.markdown} {output.markdown}) 2> {log}"
