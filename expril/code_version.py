@@ -168,8 +168,15 @@ def _reach(script, package):
 
 def script_digest(script, package=PACKAGE):
     """sha256 of the package code `script` runs (see the module docstring)."""
-    modules = _package(package)
-    units, imported = _reach(_module(script, package), modules)
+    return _digest(_module(script, package), tuple(sorted(_package(package).items())))
+
+
+@cache
+def _digest(script, package):
+    """Cached on the parsed files (the same objects while their texts are unchanged): the
+    workflow computes each script's digest once per module that includes its rules."""
+    modules = dict(package)
+    units, imported = _reach(script, modules)
     parts = [f"{m} runs\n{modules[m].source(None)}" for m in sorted(imported)]
     parts += [f"{m}.{u}\n{modules[m].source(u)}" for m, u in sorted(units)]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]

@@ -47,14 +47,18 @@ def load_ctg(path, sha256):
 
 
 def _ctg(name, spec, g, ctg):
-    """Rows go to the source pool with probability p (0.5, or LB mapped onto [0.1, 0.9] for the
-    shifted split), then each set is drawn from its pool without replacement."""
+    """Rows go to the source pool with probability p, then each set is drawn from its pool without
+    replacement. p = 0.5, or for the shifted split f = LB mapped onto [0.1, 0.9]: the text's
+    rule sends a row to the source with probability f (`lb_selects: source`); the reverse reading
+    sends it to the target with probability f (`lb_selects: target`)."""
     if ctg is None:
         raise ValueError(f"dataset {name}: generator 'ctg' needs the loaded CTG data (ctg=...)")
     x, y, names = ctg
     if spec["shift"]:
         lb = x[:, names.index("LB")]
         p = 0.1 + 0.8 * (lb - lb.min()) / (lb.max() - lb.min())
+        if spec["lb_selects"] == "target":
+            p = 1 - p
     else:
         p = np.full(len(x), 0.5)
     to_source = g.random(len(x)) < p
@@ -115,10 +119,11 @@ def _clusters(spec, g):
 # ---------------------------------------------------------------- C, D, E: latent
 
 
-def _random_network(sizes, g, bias_std):
-    """Layers (W, b) with W ~ N(0, 1/fan_in) and b ~ N(0, bias_std^2)."""
+def _random_network(sizes, g, bias_std, gain=1.0):
+    """Layers (W, b) with W ~ N(0, gain^2/fan_in) and b ~ N(0, bias_std^2). A larger gain drives
+    the tanh units into saturation: a rougher function, closer to a partition by hyperplanes."""
     return [
-        (g.normal(0, 1 / np.sqrt(fan_in), (fan_in, fan_out)), g.normal(0, bias_std, fan_out))
+        (g.normal(0, gain / np.sqrt(fan_in), (fan_in, fan_out)), g.normal(0, bias_std, fan_out))
         for fan_in, fan_out in zip(sizes[:-1], sizes[1:])
     ]
 
@@ -130,23 +135,46 @@ def _forward(layers, z):
     return z @ w + b
 
 
-def _mixture(n, dim, components, std, g):
-    """n points of an equally weighted Gaussian mixture with means ~ N(0, I)."""
-    means = g.normal(size=(components, dim))
-    return means[g.integers(components, size=n)] + std * g.normal(size=(n, dim))
+def _mixture(n, dim, components, std, g, means=None):
+    """n points of an equally weighted Gaussian mixture with means ~ N(0, I), or the given ones;
+    returns (points, means). The means are drawn either way, so that the stream, hence every later
+    draw (f, f', the target labels), is the same whichever means are used."""
+    drawn = g.normal(size=(components, dim))
+    means = drawn if means is None else means
+    return means[g.integers(components, size=n)] + std * g.normal(size=(n, dim)), means
+
+
+def _threshold(spec, score, source_score, g):
+    """Where f' is cut (the readings of "thresholding its output", see docs/identification.md):
+    the target's median (both classes exactly equal), the median over source and target, zero, or
+    a quantile drawn per run, so that the class-1 share is uniform on 0.5 +- share_spread."""
+    rule = spec["label_threshold"]
+    if rule == "target_median":
+        return np.median(score)
+    if rule == "pooled_median":
+        return np.median(np.concatenate([score, source_score]))
+    if rule == "zero":
+        return 0.0
+    if rule == "drawn_quantile":
+        spread = spec["share_spread"]
+        return np.quantile(score, g.uniform(0.5 - spread, 0.5 + spread))
+    raise ValueError(f"unknown label_threshold {rule!r}")
 
 
 def _latent(spec, g):
-    """Target latents: narrow mixture (std 0.5); source latents: a broader, independent mixture
-    (std 1.0) that covers it. Instances f(z); labels f'(z_target) above its median."""
+    """Target latents: narrow mixture (std 0.5); source latents: a broader mixture (std 1.0), with
+    its own means or the target's (`source_means`). Instances f(z); labels f'(z_target) above a
+    threshold (_threshold), f' with weights scaled by `label_gain`."""
     d_l, d_i, m = spec["latent_dim"], spec["dim"], spec["components"]
-    z_target = _mixture(spec["n_target"], d_l, m, 0.5, g)
-    z_source = _mixture(spec["n_source"], d_l, m, 1.0, g)
+    z_target, target_means = _mixture(spec["n_target"], d_l, m, 0.5, g)
+    shared = target_means if spec["source_means"] == "shared" else None
+    z_source, _ = _mixture(spec["n_source"], d_l, m, 1.0, g, shared)
     f = _random_network([d_l, HIDDEN_UNITS, HIDDEN_UNITS, d_i], g, bias_std=0.1)
-    f_label = _random_network([d_l, HIDDEN_UNITS, HIDDEN_UNITS, 1], g, bias_std=0.0)
-    # Threshold at the target median: at 0, some runs came out 99 % one class (no benchmark).
+    f_label = _random_network([d_l, HIDDEN_UNITS, HIDDEN_UNITS, 1], g, bias_std=0.0,
+                              gain=spec["label_gain"])
     score = _forward(f_label, z_target)[:, 0]
-    target_y = (score > np.median(score)).astype(np.int8)
+    threshold = _threshold(spec, score, _forward(f_label, z_source)[:, 0], g)
+    target_y = (score > threshold).astype(np.int8)
     return _forward(f, z_source), _forward(f, z_target), target_y
 
 

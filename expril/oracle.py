@@ -1,5 +1,6 @@
 """The curator's noise: the secret and the noise stream of each query. What is released, and
 with which noise, is the mechanism's (expril.mechanisms)."""
+import functools
 import hashlib
 import logging
 import os
@@ -17,9 +18,15 @@ def secret():
     Without it the noise is still deterministic, but anyone who reads this code can replay it."""
     value = os.environ.get(SECRET_VARIABLE)
     if not value:
-        logging.getLogger("expril").warning("%s is not set: using the public demo secret", SECRET_VARIABLE)
+        _warn_demo_secret()
         return DEMO_SECRET
     return value
+
+
+@functools.cache
+def _warn_demo_secret():
+    # once per process: the workflow asks once for itself and once per module (rules/ambiguity.smk)
+    logging.getLogger("expril").warning("%s is not set: using the public demo secret", SECRET_VARIABLE)
 
 
 def noise_generator(secret_value, dataset, seed, query, edges, scale):

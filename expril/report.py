@@ -132,18 +132,17 @@ def table1(config):
         spec = config["benchmarks"][dataset]
         d = settings.feature_count(spec)
         queries = mechanisms.get(config["mechanism"]).n_queries(config["iterations"], spec["importance_sampling"])
-        n_val = settings.n_val(spec["n_target"], config["val_fraction"])
+        n_val = settings.n_val(spec["n_target"], settings.benchmark_setting(config, spec, "val_fraction"))
         row = {"dataset": dataset, "runs": config["runs"], "queries": queries,
                "is_step": "Yes" if spec["importance_sampling"] else "No",
                "n_source": spec["n_source"], "n_target": spec["n_target"], "n_val": n_val,
                "n_test": spec["n_target"] - n_val, "d": d, "parameters": _parameters(spec),
                "hidden": "[" + ",".join(str(h) for h in spec["hidden"]) + "]"}
         for eps in map(settings.parse_eps, config["epsilons"]):
-            lam = settings.noise_scale(d, config["iterations"], eps)
             name = settings.format_eps(eps)
-            row[f"lambda_eps{name}"] = lam
+            row[f"lambda_eps{name}"] = settings.noise_scale(d, config["iterations"], eps)
             row[f"q_eps{name}"] = settings.bins_per_feature(
-                n_val, lam, config["bins"]["snr"], config["bins"]["noiseless"])
+                n_val, d, config["iterations"], eps, config["bins"]["snr"], config["bins"]["noiseless"])
         rows.append(row)
     return pd.DataFrame(rows)
 

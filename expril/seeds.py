@@ -27,5 +27,7 @@ def rng(*keys):
 
 
 def seed_int(*keys):
-    """A 63-bit integer seed (for torch.Generator.manual_seed) determined by `keys` alone."""
-    return int(seed_sequence(*keys).generate_state(2, np.uint32).astype(np.uint64) @ [1 << 31, 1])
+    """A 63-bit integer seed (for torch.Generator.manual_seed) determined by `keys` alone: the top
+    63 bits of one 64-bit word of the stream, in Python integers (exact; NumPy arithmetic mixing
+    uint64 with Python ints goes through float64 and rounds)."""
+    return int(seed_sequence(*keys).generate_state(1, np.uint64)[0]) >> 1

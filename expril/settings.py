@@ -34,18 +34,32 @@ def n_val(n_target, val_fraction):
     return round(n_target * val_fraction)
 
 
-def bins_per_feature(n_val, lam, snr, noiseless):
-    """Bins per feature q.
+def benchmark_setting(config, spec, key):
+    """A protocol setting a benchmark may set for itself (redraw, val_fraction): its own value,
+    else the configuration's global one."""
+    return spec.get(key, config[key])
+
+
+# The paper's private runs: `noiseless: matched` gives the runs without noise their bins.
+MATCHED_EPS = 1.0
+
+
+def bins_per_feature(n_val, dim, iterations, eps, snr, noiseless):
+    """Bins per feature q for a dataset of dimension `dim` at privacy budget `eps`.
 
     With noise, the paper keeps n'/(q sqrt(2) lambda), the expected count per bin over the noise
     standard deviation, close to `snr` (4): q is the nearest integer, at least 2.
-    Without noise (lambda = 0) the rule is undefined; `noiseless` is either an integer or 'sqrt',
-    the square-root histogram rule q = ceil(sqrt(n')).
+    Without noise (eps = inf) the rule is undefined; `noiseless` is an integer, 'sqrt' (the
+    square-root histogram rule q = ceil(sqrt(n'))) or 'matched' (the bins of eps = 1, so that
+    runs with and without noise differ by the noise alone).
     """
+    lam = noise_scale(dim, iterations, eps)
     if lam > 0:
         return max(2, round(n_val / (snr * math.sqrt(2) * lam)))
     if noiseless == "sqrt":
         return math.ceil(math.sqrt(n_val))
+    if noiseless == "matched":
+        return bins_per_feature(n_val, dim, iterations, MATCHED_EPS, snr, noiseless)
     return int(noiseless)
 
 

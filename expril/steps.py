@@ -7,7 +7,9 @@ with their per-feature edge counts (binning.pack).
 """
 import functools
 import logging
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -249,3 +251,25 @@ def reference_models(val_path, test_path, out_csv, out_model, name, hidden, trai
     frame = pd.DataFrame({"dataset": name, "seed": val["seeds"], "h_star": _accuracy(model, test),
                           "h0_star": (test["y"] == majority[:, None]).mean(axis=1)})
     save_csv(out_csv, frame)
+
+
+# --- identification (docs/identification.md): the world and reference steps under one reading ---
+
+@timed
+def calibrate_reference(out_csv, name, spec, seeds, trainings, hidden, device, threads, ctg_csv=None,
+                        ctg_sha256=None):
+    """h* and h0* of benchmark `name` read as `spec` (with its redraw and val_fraction), on the
+    calibration `seeds`, under each training reading ({label: training settings}): the steps
+    above run into a scratch folder, of which only the accuracies are kept."""
+    Path(out_csv).parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=Path(out_csv).parent) as scratch:
+        files = {part: Path(scratch) / f"{part}.npz" for part in ("source", "target", "val", "test")}
+        generate_data(files["source"], files["target"], name, spec, seeds, spec["redraw"], ctg_csv, ctg_sha256)
+        split_target(files["target"], files["val"], files["test"], name, spec["val_fraction"])
+        frames = []
+        for label, training in trainings.items():
+            accuracy = Path(scratch) / f"{label}.csv"
+            reference_models(files["val"], files["test"], accuracy, Path(scratch) / f"{label}_model.npz", name,
+                             hidden, training, device, threads)
+            frames.append(pd.read_csv(accuracy).assign(training=label))
+    save_csv(out_csv, pd.concat(frames, ignore_index=True), exact=True)

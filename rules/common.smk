@@ -6,7 +6,7 @@ from pathlib import Path
 
 from snakemake.utils import validate
 
-from expril import code_version, mechanisms, oracle, settings
+from expril import ambiguity, code_version, identify, mechanisms, oracle, settings
 from expril.config import schema_types
 
 config.update(schema_types(config, Path(workflow.basedir) / "config.schema.yaml"))
@@ -45,6 +45,7 @@ wildcard_constraints:
     eps="|".join(map(re.escape, EPSILONS)),
     variant="|".join(config["variants"] + ["both"]),
     t=r"\d+",
+    member=r"[A-Za-z0-9._]+",
 
 
 # Too small for a cluster job of their own: run by the Snakemake process that submits the rest.
@@ -77,11 +78,12 @@ def memory_mb(trains=False):
 
 
 def generator_spec(wildcards):
-    """The benchmark entry without the learner's settings, so that changing them keeps the data."""
+    """The benchmark entry without the learner's settings and the protocol's (their own params),
+    so that changing them keeps the data."""
     return {
         k: v
         for k, v in spec(wildcards).items()
-        if k not in ("hidden", "importance_sampling")
+        if k not in ("hidden", "importance_sampling", "redraw", "val_fraction")
     }
 
 
@@ -108,20 +110,26 @@ def mechanism(wildcards):
     return plan.param() | {"secret_digest": SECRET_DIGEST}
 
 
-def noise_scale(wildcards):
-    return settings.noise_scale(
-        settings.feature_count(spec(wildcards)), T, settings.parse_eps(wildcards.eps)
-    )
+def benchmark_setting(wildcards, key):
+    """redraw or val_fraction: the benchmark's own, else the global one."""
+    return settings.benchmark_setting(config, spec(wildcards), key)
 
 
 def n_val(wildcards):
-    return settings.n_val(spec(wildcards)["n_target"], config["val_fraction"])
+    return settings.n_val(
+        spec(wildcards)["n_target"], benchmark_setting(wildcards, "val_fraction")
+    )
 
 
 def bins_per_feature(wildcards):
     b = config["bins"]
     return settings.bins_per_feature(
-        n_val(wildcards), noise_scale(wildcards), b["snr"], b["noiseless"]
+        n_val(wildcards),
+        settings.feature_count(spec(wildcards)),
+        T,
+        settings.parse_eps(wildcards.eps),
+        b["snr"],
+        b["noiseless"],
     )
 
 
@@ -202,3 +210,26 @@ def run_ledgers():
             for v in config["variants"]
         }
     )
+
+
+def calibration_files():
+    """{(dataset, member): file}: identification's calibration of every reading of every paper
+    benchmark (rules/identify.smk)."""
+    return {
+        (d, m): f"{R}/identify/{d}/{m}.csv"
+        for d in identify.TRAINING.datasets
+        for m in identify.members(d)
+    }
+
+
+def calibration_spec(wildcards):
+    protocol = {k: config[k] for k in ("redraw", "val_fraction")}
+    return identify.calibration_spec(
+        wildcards.dataset, spec(wildcards), wildcards.member, protocol
+    )
+
+
+def reading_accuracies(family=None, label=None):
+    """The accuracies of one reading's run for the ambiguity report (rules/ambiguity.smk), of the
+    configured readings' run without arguments."""
+    return f"{R}/ambiguity/{ambiguity.folder(family, label)}/accuracies.csv"

@@ -21,7 +21,7 @@ rule generate_data:
         code=package_code("generate_data"),
         spec=generator_spec,
         seeds=lambda wc: settings.block_seeds(wc.seeds),
-        redraw=config["redraw"],
+        redraw=lambda wc: benchmark_setting(wc, "redraw"),
         ctg_sha256=lambda wc: (
             config["ctg"]["sha256"] if spec(wc)["generator"] == "ctg" else None
         ),
@@ -45,6 +45,6 @@ rule split_target:
         mem_mb=memory_mb(),
     params:
         code=package_code("split_target"),
-        val_fraction=config["val_fraction"],
+        val_fraction=lambda wc: benchmark_setting(wc, "val_fraction"),
     script:
         "../workflow_scripts/split_target.py"

@@ -45,13 +45,18 @@ def test_scripts_reach_the_functions_they_call_and_those_these_use(project):
 
 def test_an_edit_changes_the_digest_of_exactly_the_scripts_that_run_it(project):
     assert changed_by(project, "training.py", "return x, y, (w / totals",
-                      "return x, y, 2 * (w / totals") == {"train_hypothesis", "reference_models"}
+                      "return x, y, 2 * (w / totals") == {"train_hypothesis", "reference_models",
+                                                                  "calibrate_reference"}
     assert changed_by(project, "steps.py", "def _accuracy(model, data):\n    return",
-                      "def _accuracy(model, data):\n    return 1 -") == {"evaluate_hypotheses", "reference_models"}
-    # settings: format_eps is used by the tables only, n_val by the split and Table 1
-    assert changed_by(project, "settings.py", "str(int(eps))", "str(round(eps))") == {"aggregate_results"}
+                      "def _accuracy(model, data):\n    return 1 -") == {"evaluate_hypotheses", "reference_models",
+                                                                          "calibrate_reference"}
+    # settings: format_eps is used by the tables only (also the ambiguity report), n_val by the split (also in
+    # identification) and Table 1
+    assert changed_by(project, "settings.py", "str(int(eps))", "str(round(eps))") == {"aggregate_results",
+                                                                                       "report_ambiguity"}
     assert changed_by(project, "settings.py", "round(n_target * val_fraction)",
-                      "int(n_target * val_fraction)") == {"split_target", "aggregate_results"}
+                      "int(n_target * val_fraction)") == {"split_target", "aggregate_results",
+                                                                       "calibrate_reference"}
     # io's atomic writes are used by every step
     assert changed_by(project, "io.py", "os.replace(tmp, path)", "os.rename(tmp, path)") == set(digests(project))
 
@@ -111,5 +116,5 @@ def test_every_script_rule_declares_the_digest_of_its_own_script():
     scripts = {name: re.search(r'script:\s+"\.\./workflow_scripts/(\w+)\.py"', body) for name, body in rules}
     declared = {name: re.search(r'code=package_code\("(\w+)"\)', body) for name, body in rules}
     checked = {name for name, script in scripts.items() if script}
-    assert len(checked) == 12
+    assert len(checked) == 15
     assert all(declared[name] and declared[name].group(1) == scripts[name].group(1) for name in checked)

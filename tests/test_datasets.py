@@ -5,6 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from snakemake.utils import validate
 
 from expril import datasets
 from expril.datasets import generate, generate_block, load_ctg, split_target
@@ -12,6 +13,7 @@ from expril.seeds import rng
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = yaml.safe_load((ROOT / "config.yaml").read_text())
+validate(CONFIG, str(ROOT / "config.schema.yaml"))  # fills the readings' defaults, as the workflow does
 BENCHMARKS = CONFIG["benchmarks"]
 CTG_PATH = ROOT / CONFIG["ctg"]["csv"]
 CTG_SHA = CONFIG["ctg"]["sha256"]
@@ -120,6 +122,45 @@ def test_latent_shift_with_overlap(name):
     assert to_source.max() < typical
 
 
+@pytest.mark.parametrize("rule, expected", [("target_median", 2.0), ("pooled_median", 4.0), ("zero", 0.0)])
+def test_label_thresholds(rule, expected):
+    score, source_score = np.array([3.0, 1.0, 2.0]), np.array([7.0, 4.0, 6.0, 5.0])
+    assert datasets._threshold({"label_threshold": rule}, score, source_score, rng("t")) == expected
+
+
+def test_drawn_quantile_sets_a_class_share_within_the_spread():
+    score = np.arange(1000.0)
+    shares = [(score > datasets._threshold({"label_threshold": "drawn_quantile", "share_spread": 0.1},
+                                            score, score, rng("t", s))).mean() for s in range(200)]
+    assert 0.4 <= min(shares) < 0.42 and 0.58 < max(shares) <= 0.6
+    spec = {**BENCHMARKS["C"], "label_threshold": "drawn_quantile", "share_spread": 0.1}
+    target_y = generate("C", spec, 0)[2]
+    median_y = generate("C", BENCHMARKS["C"], 0)[2]
+    assert target_y.mean() != 0.5 and median_y.mean() == 0.5
+
+
+def test_label_gain_scales_the_label_network_weights():
+    sizes = [3, 64, 64, 1]
+    plain = datasets._random_network(sizes, rng("net"), 0.0)
+    rough = datasets._random_network(sizes, rng("net"), 0.0, gain=4.0)
+    for (w, b), (w4, b4) in zip(plain, rough):
+        np.testing.assert_allclose(w4, 4 * w)
+        np.testing.assert_array_equal(b4, b)
+    spec = {**BENCHMARKS["C"], "label_gain": 4.0}
+    gained, default = generate("C", spec, 0), generate("C", BENCHMARKS["C"], 0)
+    np.testing.assert_array_equal(gained[1], default[1])    # same instances, other labels
+    assert not np.array_equal(gained[2], default[2])
+
+
+def test_shared_source_means_bring_the_source_closer_to_the_target():
+    spec = small("D", n_source=2000, n_target=500)
+    independent = generate("D", spec, 0)
+    shared = generate("D", {**spec, "source_means": "shared"}, 0)
+    np.testing.assert_array_equal(independent[1], shared[1])
+    assert np.median(_distances(shared[1], shared[0]).min(axis=1)) < np.median(
+        _distances(independent[1], independent[0]).min(axis=1))
+
+
 def _distances(a, b):
     squared = (a ** 2).sum(1)[:, None] + (b ** 2).sum(1)[None, :] - 2 * a @ b.T
     return np.sqrt(np.maximum(squared, 0))
@@ -161,6 +202,17 @@ def test_ctg_b_is_shifted_by_heart_rate_ctg_a_is_not(ctg):
         assert lb(source_x, ctg).mean() > lb(target_x, ctg).mean() + 3
         source_x, target_x, _ = generate("CTG-A", BENCHMARKS["CTG-A"], seed, ctg)
         assert abs(lb(source_x, ctg).mean() - lb(target_x, ctg).mean()) < 2
+
+
+def test_ctg_b_reversed_reading_sends_high_heart_rates_to_the_target(ctg):
+    reversed_spec = {**BENCHMARKS["CTG-B"], "lb_selects": "target"}
+    for seed in range(3):
+        source_x, target_x, target_y = generate("CTG-B", reversed_spec, seed, ctg)
+        assert lb(target_x, ctg).mean() > lb(source_x, ctg).mean() + 3
+    # High heart rates go with more abnormal traces: the reversed target has fewer normal ones.
+    literal = np.mean([generate("CTG-B", BENCHMARKS["CTG-B"], s, ctg)[2].mean() for s in range(5)])
+    reverse = np.mean([generate("CTG-B", reversed_spec, s, ctg)[2].mean() for s in range(5)])
+    assert reverse < literal - 0.03
 
 
 def test_ctg_rows_are_drawn_without_replacement_into_disjoint_sets(ctg):

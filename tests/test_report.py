@@ -147,6 +147,16 @@ def test_table1():
     assert (ctg.d, ctg.lambda_eps1, ctg.parameters) == (21, 63.0, "CTG, shift on LB")
 
 
+def test_table1_with_a_benchmark_split_and_matched_noiseless_bins():
+    config = _config()
+    config["bins"] = {"snr": 4, "noiseless": "matched"}
+    config["benchmarks"]["CTG-B"] = {**config["benchmarks"]["CTG-B"], "n_target": 950, "val_fraction": 5 / 19}
+    t1 = report.table1(config).set_index("dataset")
+    a, ctg = t1.loc["A"], t1.loc["CTG-B"]
+    assert a.n_val == 1250 and (ctg.n_val, ctg.n_test) == (250, 700)
+    assert a.q_epsinf == a.q_eps1 == 37 and ctg.q_epsinf == ctg.q_eps1 == 2
+
+
 def test_figure1_files(tmp_path):
     pdf, png = tmp_path / "fig" / "figure1.pdf", tmp_path / "fig" / "figure1.png"
     report.figure1(_long(), T, pdf, png)

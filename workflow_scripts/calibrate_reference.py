@@ -1,0 +1,19 @@
+from expril.joblog import setup_logging
+
+setup_logging(snakemake.log[0])
+# After the redirect, so that an import error reaches the job's log.
+from expril import steps  # noqa: E402
+
+p = snakemake.params
+steps.calibrate_reference(
+    out_csv=snakemake.output[0],
+    name=snakemake.wildcards.dataset,
+    spec=p.spec,
+    seeds=p.seeds,
+    trainings=p.trainings,
+    hidden=p.hidden,
+    device=p.device,
+    threads=snakemake.threads,
+    ctg_csv=snakemake.input[0] if p.ctg_sha256 else None,
+    ctg_sha256=p.ctg_sha256,
+)
