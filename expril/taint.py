@@ -31,6 +31,13 @@ ROLES = {
     "aggregate_results": "evaluator",
     "publish_summary": "evaluator",
     "all": "evaluator",
+    # Identification (rules/identify.smk) scores h* and h0* on calibration draws of the target,
+    # as reference_models does on the reported ones; its choice is read as configuration only.
+    "calibrate_reference": "evaluator",
+    "select_readings": "evaluator",
+    "identify": "evaluator",
+    "report_ambiguity": "evaluator",
+    "ambiguity": "evaluator",
 }
 
 
@@ -40,6 +47,11 @@ class Job:
     input: tuple
     output: tuple
     release: bool = False
+    base: str = None  # a module's rule (rules/ambiguity.smk): the rule of reproduction.smk it reuses
+
+    @property
+    def role(self):
+        return ROLES.get(self.base or self.rule)
 
 
 @dataclass(frozen=True)
@@ -66,13 +78,14 @@ def is_release(params, output):
     return mechanism_name(params) in MECHANISMS and ledger.endswith(".ledger.csv")
 
 
-def _under(path, folder):
-    return os.path.normpath(path).startswith(os.path.normpath(folder) + os.sep)
+def _under(path, folders):
+    return any(os.path.normpath(path).startswith(os.path.normpath(folder) + os.sep) for folder in folders)
 
 
 def taint(jobs, curator):
-    """Every tainted file of a plan, mapped to what tainted it: None for a file under `curator`,
-    else (rule, tainted input) of the job that wrote it."""
+    """Every tainted file of a plan, mapped to what tainted it: None for a file under `curator`
+    (a folder, or several: one per module), else (rule, tainted input) of the job that wrote it."""
+    curator = (curator,) if isinstance(curator, str) else curator
     origin = {f: None for job in jobs for f in (*job.input, *job.output) if _under(f, curator)}
     producer = {f: i for i, job in enumerate(jobs) for f in job.output}
     after = {i: {producer[f] for f in job.input if f in producer} for i, job in enumerate(jobs)}
@@ -96,7 +109,7 @@ def audit(jobs, curator):
     """The learner jobs' reads of tainted files, reads of curator files first."""
     origin = taint(jobs, curator)
     found = [Violation(job.rule, f, _chain(origin, f))
-             for job in jobs if job.rule not in ROLES for f in job.input if f in origin]
+             for job in jobs if job.role is None for f in job.input if f in origin]
     return sorted(found, key=lambda v: len(v.chain))
 
 
@@ -105,11 +118,16 @@ def unknown_roles(rules):
     return sorted(set(ROLES) - set(rules))
 
 
+def module_rule(name, modules):
+    """The rule a module's rule reuses: rules/ambiguity.smk names them <rule>_<module>."""
+    return next((name.removesuffix(f"_{m}") for m in modules if name.endswith(f"_{m}")), None)
+
+
 @dataclass
 class Plan:
     jobs: list
     rules: set  # every rule of the workflow, planned or not
-    curator: str
+    curator: tuple  # the results folder's curator/, and each module's
 
 
 def load(snakefile=None, directory=None, configfiles=(), config=None, targets=()):
@@ -137,11 +155,14 @@ def load(snakefile=None, directory=None, configfiles=(), config=None, targets=()
             workflow = workflow_api._workflow
             workflow._prepare_dag(forceall=True, ignore_incomplete=True, lock_warn_only=True, nolock=True)
             workflow._build_dag()
+            modules = workflow.modules
             jobs = [Job(job.rule.name, tuple(job.input), tuple(job.output),
-                        is_release(dict(job.params.items()), dict(job.output.items())))
+                        is_release(dict(job.params.items()), dict(job.output.items())),
+                        module_rule(job.rule.name, modules))
                     for job in workflow.dag.jobs]
+            results = [workflow.config["results"]] + [m.config["results"] for m in modules.values()]
             return Plan(jobs, {rule.name for rule in workflow.rules},
-                        os.path.join(workflow.config["results"], "curator"))
+                        tuple(os.path.join(r, "curator") for r in results))
     finally:
         sys.path[:] = saved_path
         os.environ.clear()

@@ -8,8 +8,8 @@ import pytest
 import yaml
 from snakemake.utils import validate
 
-from expril import ambiguity, identify
-from workflow import ROOT, boundary_violations, plan
+from expril import ambiguity, identify, taint
+from workflow import ROOT, plan
 
 PAPER = pd.read_csv(ROOT / "data/paper/table2.csv")
 DATASETS = ["A", "B", "C", "D", "E", "CTG-A", "CTG-B"]
@@ -110,8 +110,12 @@ def test_report_shows_which_verdicts_a_reading_changes(config):
 def test_ambiguity_plan_runs_each_reading_on_its_own_benchmarks_and_keeps_the_privacy_boundary():
     """On a tiny configuration (A and C, 2 runs): one module per reading, each writing below its
     own folder, on the datasets its choice touches; the report reads every reading's accuracies."""
-    jobs = plan("ambiguity", "--configfile", "tests/reruns.yaml", "--config", "results=results/plan")
-    assert boundary_violations(jobs) == []
+    args = ["ambiguity", "--configfile", "tests/reruns.yaml", "--config", "results=results/plan"]
+    jobs = plan(*args)
+    audited = taint.plan(args)          # each module's curator/ is tainted; its rules keep their roles
+    assert [str(v) for v in taint.audit(audited.jobs, audited.curator)] == []
+    assert "results/plan/ambiguity/configured/curator/A/0-1/target_val.npz" in taint.taint(audited.jobs, audited.curator)
+    assert {j.rule: j.base for j in audited.jobs}["oracle_errors_configured"] == "oracle_errors"
     outputs = [f.removeprefix("results/plan/ambiguity/") for job in jobs for f in job["output"]]
     assert not any(f.startswith("results/") for f in outputs)           # all below the report's folder
     datasets = {}

@@ -1,7 +1,7 @@
 """The taint audit (expril/taint.py) on small job lists written by hand: no Snakemake here."""
 import pytest
 
-from expril.taint import Job, Violation, audit, is_release, taint, unknown_roles
+from expril.taint import ROLES, Job, Violation, audit, is_release, module_rule, taint, unknown_roles
 
 CURATOR = "res/curator"
 SPLIT = Job("split_target", ("res/curator/target.npz",),
@@ -73,8 +73,19 @@ def test_a_release_applies_a_registered_mechanism_and_writes_a_ledger(params, ou
 
 
 def test_roles_naming_a_rule_the_workflow_lacks_are_reported():
-    assert unknown_roles(["oracle_errors", "split_target", "oracle_marginals", "evaluate_hypotheses",
-                          "reference_models", "aggregate_results", "publish_summary", "all", "make_bins"]) == []
-    assert unknown_roles(["oracle_errors", "split_target", "oracle_marginals", "evaluate",
-                          "reference_models", "aggregate_results", "publish_summary", "all"]
-                         ) == ["evaluate_hypotheses"]
+    rules = [*ROLES, "make_bins"]
+    assert unknown_roles(rules) == []
+    assert unknown_roles([r for r in rules if r != "evaluate_hypotheses"] + ["evaluate"]) == ["evaluate_hypotheses"]
+
+
+def test_a_module_rule_has_its_rule_role_and_a_module_curator_is_tainted():
+    modules = ["configured", "label_gain_gain2"]
+    assert module_rule("split_target_label_gain_gain2", modules) == "split_target"
+    assert module_rule("split_target", modules) is None
+    curators = ("res/curator", "res/ambiguity/configured/curator")
+    split = Job("split_target_configured", ("res/ambiguity/configured/curator/target.npz",),
+                ("res/ambiguity/configured/curator/val.npz",), base="split_target")
+    reads = Job("make_bins_configured", ("res/ambiguity/configured/curator/val.npz",), ("res/bins.npz",),
+                base="make_bins")
+    assert [v.rule for v in audit([split, reads], curators)] == ["make_bins_configured"]
+    assert audit([split], "res/curator") == []    # outside the folders named, nothing is tainted
