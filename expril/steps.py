@@ -12,9 +12,9 @@ import time
 import numpy as np
 import pandas as pd
 
-from . import binning, datasets, labels, ledger, mechanisms, mlp, oracle, reweight
+from . import aim, binning, datasets, dpmerf, labels, ledger, mechanisms, mlp, oracle, reweight, rff
 from .io import load_npz, save_csv, save_npz
-from .seeds import seed_int
+from .seeds import rng, seed_int
 
 log = logging.getLogger("expril")
 
@@ -140,15 +140,23 @@ def make_bins(source_path, out_path, q):
 
 @timed
 def reweight_source(source_path, weights_path, bins_out, q, solver, mechanism, bins_path=None,
-                    marginals_path=None):
-    """Pb. 1 when the target marginals were queried for the IS step, else uniform weights; then the
-    error-query bins: quantiles of the weighted source, so each holds about n'/q target samples,
-    or, for a mechanism whose rates divide by released counts, the bins whose counts were released."""
+                    marginals_path=None, embedding_path=None, maps_path=None):
+    """Pb. 1 when the target was queried for the IS step (its bin marginals, or its features'
+    mean embedding with `reweight: mmd`), else uniform weights; then the error-query bins:
+    quantiles of the weighted source, so each holds about n'/q target samples, or, for a
+    mechanism whose rates divide by released counts, the bins whose counts were released."""
     mechanism = mechanisms.from_param(mechanism)
     source = _load_block(source_path, ("x",))
     x, seeds = source["x"], source["seeds"]
     weights = np.ones(x.shape[:2])
     edges = _load_bins(bins_path, seeds) if bins_path else None
+    if embedding_path is not None:
+        released = _load_block(embedding_path, ("answers",), seeds)["answers"]
+        maps = _load_block(maps_path, ("mean", "std", "omega"), seeds)
+        for b in range(len(seeds)):
+            features = rff.features(rff.unstack(maps, b), x[b])
+            weights[b], taken = reweight.mmd_weights(features, released[b], **solver)
+            _log_weights(seeds[b], taken, weights[b])
     if marginals_path is not None:
         marginals = _load_block(marginals_path, ("answers", "n_bins"), seeds)
         for b in range(len(seeds)):
@@ -156,13 +164,16 @@ def reweight_source(source_path, weights_path, bins_out, q, solver, mechanism, b
             ids = binning.bin_ids(edges[b], x[b])
             p = mechanism.bin_masses(_answers(marginals, b), counts)
             weights[b], taken = reweight.importance_weights(ids, counts.sum(), p, **solver)
-            log.info("seed %d: %d solver steps, weights min %.3g max %.3g, effective sample size %.0f of %d",
-                     seeds[b], taken, weights[b].min(), weights[b].max(),
-                     weights[b].sum() ** 2 / (weights[b] ** 2).sum(), len(weights[b]))
+            _log_weights(seeds[b], taken, weights[b])
     save_npz(weights_path, weights=weights, seeds=seeds)
-    if not mechanism.uses_counts:
+    if edges is None or not mechanism.uses_counts:
         edges = [binning.make_bins(x[b], q, weights[b]) for b in range(len(seeds))]
     save_npz(bins_out, seeds=seeds, **binning.pack(edges))
+
+
+def _log_weights(seed, taken, weights):
+    log.info("seed %d: %d solver steps, weights min %.3g max %.3g, effective sample size %.0f of %d",
+             seed, taken, weights.min(), weights.max(), weights.sum() ** 2 / (weights ** 2).sum(), len(weights))
 
 
 @timed
@@ -173,9 +184,11 @@ def init_hypothesis(out_path, seeds):
 
 @timed
 def estimate_labels(source_path, weights_path, bins_path, model_paths, answer_paths, out_path, solver,
-                    mechanism, counts_path=None):
+                    mechanism, counts_path=None, n_val=None):
     """Pb. 2 from the submitted hypotheses and their error answers (one block of equations each),
-    read as error rates by the mechanism (with the released bin counts where it divides by them)."""
+    read as error rates by the mechanism (with the released bin counts where it divides by them;
+    where none were released, as with `reweight: mmd`, with the weighted source's bin masses
+    times n', the configured target size)."""
     mechanism = mechanisms.from_param(mechanism)
     source = _load_block(source_path, ("x",))
     x, seeds = source["x"], source["seeds"]
@@ -189,6 +202,8 @@ def estimate_labels(source_path, weights_path, bins_path, model_paths, answer_pa
         n_bins = binning.bin_counts(edges[b]).sum()
         ids = binning.bin_ids(edges[b], x[b])
         released_counts = None if counts is None else _answers(counts, b)
+        if released_counts is None and mechanism.uses_counts:
+            released_counts = n_val * binning.bin_sums(ids, n_bins, weights[b]) / weights[b].sum()
         rates = [mechanism.error_rates(_answers(a, b), released_counts) for a in answers]
         blocks = [(h[b].astype(float), r) for h, r in zip(predictions, rates)]
         relaxed[b], taken = labels.estimate_labels(ids, n_bins, weights[b], blocks, **solver)
@@ -249,3 +264,116 @@ def reference_models(val_path, test_path, out_csv, out_model, name, hidden, trai
     frame = pd.DataFrame({"dataset": name, "seed": val["seeds"], "h_star": _accuracy(model, test),
                           "h0_star": (test["y"] == majority[:, None]).mean(axis=1)})
     save_csv(out_csv, frame)
+
+
+# --- random features, synthetic data and MMD reweighting (docs/synthetic.md) --------------------
+
+@timed
+def feature_maps(source_path, out_path, name, n_features):
+    """The learner's random Fourier feature map of each run (expril.rff), from its source and a
+    public stream: handed to the curator as the bins are."""
+    source = _load_block(source_path, ("x",))
+    maps = [rff.make_map(x, n_features, rng("rff", name, int(s))) for x, s in zip(source["x"], source["seeds"])]
+    save_npz(out_path, seeds=source["seeds"], **rff.stack(maps))
+
+
+def _release_gaussian(val, maps_path, name, query, mechanism, exact):
+    """exact(map, b) released with the mechanism's Gaussian noise, for every seed of the block,
+    the noise keyed by the secret, the query, the map and the noise's std."""
+    maps = _load_block(maps_path, ("mean", "std", "omega"), val["seeds"])
+    secret, released = oracle.secret(), []
+    for b, seed in enumerate(val["seeds"]):
+        feature_map = rff.unstack(maps, b)
+        noise = oracle.noise_generator(secret, name, int(seed), query, list(feature_map.values()), mechanism.noise_key)
+        released.append(mechanism.release(exact(feature_map, b), noise))
+    return np.stack(released)
+
+
+@timed
+def oracle_embedding(val_path, maps_path, out_path, ledger_path, name, mechanism):
+    """Pb. 1's query with `reweight: mmd`: the mean embedding of the target's features in the
+    learner's random features, with Gaussian noise (mechanisms.MeanEmbedding); the run's first query."""
+    mechanism = mechanisms.from_param(mechanism)
+    val = _load_block(val_path, ("x",))
+    released = _release_gaussian(val, maps_path, name, "embedding", mechanism,
+                                 lambda feature_map, b: rff.mean_embedding(feature_map, val["x"][b], mechanism.n_val))
+    ledger.record(ledger_path, None, name, val["seeds"], "embedding", "oracle_embedding", mechanism)
+    save_npz(out_path, answers=released, seeds=val["seeds"])
+
+
+@timed
+def dpmerf_release(val_path, maps_path, out_path, ledger_path, name, mechanism):
+    """DP-MERF's one release: the class-conditional embedding of the curator's labelled records
+    (expril.dpmerf), with Gaussian noise (mechanisms.DPMERF)."""
+    mechanism = mechanisms.from_param(mechanism)
+    val = _load_block(val_path, ("x", "y"))
+    released = _release_gaussian(
+        val, maps_path, name, "dp-merf", mechanism,
+        lambda feature_map, b: dpmerf.embedding(feature_map, val["x"][b], val["y"][b], mechanism.n_val))
+    ledger.record(ledger_path, None, name, val["seeds"], "dp-merf", "dpmerf_release", mechanism)
+    save_npz(out_path, answers=released, seeds=val["seeds"])
+
+
+@timed
+def train_dpmerf(maps_path, release_path, out_path, samples_path, generator, hidden, training, init_key, rows,
+                 device, threads):
+    """The learner's side of DP-MERF: a generator trained on the release (expril.generator), `rows`
+    records drawn from it, and the network trained on them as h* is on the true records."""
+    from .generator import generate, train_generators   # torch is imported only by the steps that train
+    maps = _load_block(maps_path, ("mean", "std", "omega"))
+    seeds = maps["seeds"]
+    released = _load_block(release_path, ("answers",), seeds)["answers"]
+    feature_maps = {k: maps[k] for k in ("mean", "std", "omega")}
+    keys = [[*init_key, int(s)] for s in seeds]
+    model, loss = train_generators(released, feature_maps, generator["hidden"], generator["noise_dim"],
+                                   generator["steps"], generator["batch_size"], generator["lr"],
+                                   [seed_int("generator", *k) for k in keys], device, threads, log.info)
+    x, y = generate(model, feature_maps, released, rows, [seed_int("codes", *k) for k in keys],
+                    [rng("labels", *k) for k in keys])
+    log.info("generators: final loss / |F|^2 median %.4f, max %.4f; positive rate of the samples %.3f",
+             np.median(loss), loss.max(), y.mean())
+    save_npz(samples_path, x=x, y=y, seeds=seeds)
+    network = _train(x, y, np.ones(y.shape), hidden, training, [seed_int("network", *k) for k in keys], device,
+                     threads)
+    save_npz(out_path, seeds=seeds, **network)
+
+
+@timed
+def aim_release(val_path, bins_path, out_path, ledger_path, name, mechanism, rows, threads):
+    """Marginal-based synthetic data (expril.aim): the curator's validation split discretised on
+    the learner's bins, a graphical model fitted by AIM or MST (the mechanism's name) with the
+    run's eps in pure DP, and `rows` labelled records (bin indices) drawn from it and released."""
+    mechanism = mechanisms.from_param(mechanism)
+    val = _load_block(val_path, ("x", "y"))
+    seeds = val["seeds"]
+    edges = _load_bins(bins_path, seeds)
+    secret, ids, y = oracle.secret(), [], []
+    for b, seed in enumerate(seeds):
+        model, spent = aim.fit(val["x"][b], val["y"][b], edges[b], mechanism.eps, mechanism.name, threads)
+        if not spent <= mechanism.eps:
+            raise ledger.BudgetError(f"{name} seed {seed}: OpenDP accounts eps {spent} for {mechanism.name}, "
+                                     f"above the run's {mechanism.eps}")
+        sizes = binning.bin_counts(edges[b]).tolist() + [2]
+        records = aim.synthesize(model, sizes, rows, rng("synthesis", secret, name, int(seed), repr(mechanism.eps)))
+        log.info("seed %d: %s model on cliques %s, eps %.6g accounted; positive rate of the records %.3f",
+                 seed, mechanism.name, model.cliques, spent, records[1].mean())
+        ids.append(records[0])
+        y.append(records[1])
+    ledger.record(ledger_path, None, name, seeds, mechanism.name, "aim_release", mechanism)
+    save_npz(out_path, ids=np.stack(ids), y=np.stack(y), seeds=seeds)
+
+
+@timed
+def train_aim(source_path, bins_path, release_path, out_path, hidden, training, init_key, device, threads):
+    """The learner's network trained on AIM's (or MST's) records, their bins turned into values by
+    drawing source records from the same bins (aim.debin)."""
+    source = _load_block(source_path, ("x",))
+    seeds = source["seeds"]
+    edges = _load_bins(bins_path, seeds)
+    release = _load_block(release_path, ("ids", "y"), seeds)
+    keys = [[*init_key, int(s)] for s in seeds]
+    x = np.stack([aim.debin(release["ids"][b], source["x"][b], edges[b], rng("debin", *keys[b]))
+                  for b in range(len(seeds))])
+    network = _train(x, release["y"], np.ones(release["y"].shape), hidden, training,
+                     [seed_int("network", *k) for k in keys], device, threads)
+    save_npz(out_path, seeds=seeds, **network)
