@@ -39,10 +39,35 @@ def _import(threads):
     os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
     os.environ.setdefault("POLARS_MAX_THREADS", str(threads))
     import mbi
+    import opendp.extras.mbi._aim as aim_internals
     import opendp.prelude as dp
     import polars as pl
+    from opendp.mod import OpenDPException
     dp.enable_features("contrib")
+    if not hasattr(aim_internals._make_aim_select, "exhausted_budget_guard"):
+        aim_internals._make_aim_select = _stop_on_exhausted_budget(aim_internals._make_aim_select, OpenDPException)
     return dp, pl, mbi
+
+
+# Below this, a round's budget is the floating-point remainder of eps, not a budget.
+REMAINDER = 1e-12
+
+
+def _stop_on_exhausted_budget(select, error):
+    """OpenDP 0.16.0's AIM can start a last round on the floating-point remainder of its budget
+    (5.6e-17 of eps = 1 on dataset A): the selection's scale search then fails with an
+    OpenDPException, where the library's guard for "d_out so small that no scale is suitable"
+    catches ValueError only and returns None, which ends AIM. This returns None there as intended:
+    the round is never built, so nothing is measured or spent."""
+    def guarded(*args, **kwargs):
+        try:
+            return select(*args, **kwargs)
+        except error:
+            if kwargs["d_out"] + kwargs["d_measure"] < REMAINDER:
+                return None
+            raise
+    guarded.exhausted_budget_guard = True
+    return guarded
 
 
 def fit(x, y, edges, eps, algorithm="aim", threads=1):

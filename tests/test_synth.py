@@ -223,3 +223,15 @@ def test_mmd_reweighting_step_weights_the_source_towards_the_target(tmp_path):
     # second half, which overlaps the first at the kernel's width).
     assert weights[:750].mean() > 2 * weights[750:].mean()
     assert ledger.load(tmp_path / "embedding.ledger.csv")["query"].tolist() == ["embedding"]
+
+
+def test_aim_ends_on_the_remainder_of_its_budget_instead_of_failing():
+    class Refused(Exception):
+        pass
+
+    def select(**kwargs):
+        raise Refused("scale (-0.5) must not be finite and non-negative")
+    guarded = aim._stop_on_exhausted_budget(select, Refused)
+    assert guarded(d_out=5.55e-18, d_measure=5.0e-17) is None     # what dataset A met at eps = 1
+    with pytest.raises(Refused):
+        guarded(d_out=0.01, d_measure=0.09)
