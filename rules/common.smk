@@ -42,6 +42,7 @@ wildcard_constraints:
     eps="|".join(map(re.escape, EPSILONS)),
     variant="|".join(config["variants"] + ["both"]),
     t=r"\d+",
+    weighting="|-mmd",
 
 
 # Too small for a cluster job of their own: run by the Snakemake process that submits the rest.
@@ -71,9 +72,18 @@ def importance_sampling(dataset):
     return config["benchmarks"][dataset]["importance_sampling"]
 
 
-def counts_query(dataset):
-    """Whether runs on this dataset start with the bin counts (marginals) query."""
-    return mechanisms.get(config["mechanism"]).asks_counts(importance_sampling(dataset))
+# ExPriL's chain of files for a run, by Pb. 1's reweighting (the {weighting} wildcard): '' to
+# match the target's bin marginals (the paper's), '-mmd' its features' mean embedding in random
+# features (docs/synthetic.md), next to each other as eps1/ and eps1-mmd/.
+def by_mmd(wildcards):
+    """Whether this run's Pb. 1 matches the target's embedding: on a dataset with an IS step only."""
+    return wildcards.weighting == "-mmd" and importance_sampling(wildcards.dataset)
+
+
+def counts_query(dataset, mmd=False):
+    """Whether runs on this dataset start with the bin counts (marginals) query: by MMD, the
+    embedding query replaces it (and the learner estimates bin counts from the weighted source)."""
+    return mechanisms.get(config["mechanism"]).asks_counts(importance_sampling(dataset)) and not mmd
 
 
 def mechanism(wildcards):
@@ -83,6 +93,13 @@ def mechanism(wildcards):
     plan = mechanisms.get(config["mechanism"])(
         settings.parse_eps(wildcards.eps), config["delta"], settings.feature_count(s), T, s["importance_sampling"]
     )
+    return plan.param() | {"secret_digest": SECRET_DIGEST}
+
+
+def embedding_mechanism(wildcards):
+    """The plan of Pb. 1's query by MMD: a Gaussian release with the bin counts query's share of
+    eps, eps / (T+1), and the run's delta (mechanisms.MeanEmbedding)."""
+    plan = mechanisms.MeanEmbedding(settings.parse_eps(wildcards.eps), config["delta"], n_val(wildcards), T)
     return plan.param() | {"secret_digest": SECRET_DIGEST}
 
 
@@ -108,18 +125,26 @@ def block_dir(wildcards):
     return f"{wildcards.dataset}/{wildcards.seeds}"
 
 
+def eps_dir(wildcards):
+    return f"eps{wildcards.eps}{wildcards.weighting}"
+
+
 def model_file(wildcards, variant, t):
     if t == 0:
         return f"{R}/learner/{block_dir(wildcards)}/h0.npz"
-    return f"{R}/learner/{block_dir(wildcards)}/eps{wildcards.eps}/{variant_dir(variant, t)}/model_t{t}.npz"
+    return f"{R}/learner/{block_dir(wildcards)}/{eps_dir(wildcards)}/{variant_dir(variant, t)}/model_t{t}.npz"
 
 
 def answer_file(wildcards, variant, t):
-    return f"{R}/oracle/{block_dir(wildcards)}/eps{wildcards.eps}/{variant_dir(variant, t)}/errors_t{t}.npz"
+    return f"{R}/oracle/{block_dir(wildcards)}/{eps_dir(wildcards)}/{variant_dir(variant, t)}/errors_t{t}.npz"
 
 
 def counts_file(wildcards):
     return f"{R}/oracle/{block_dir(wildcards)}/eps{wildcards.eps}/marginals.npz"
+
+
+def embedding_file(wildcards):
+    return f"{R}/oracle/{block_dir(wildcards)}/eps{wildcards.eps}-mmd/embedding.npz"
 
 
 def previous_ledger(wildcards):
@@ -127,6 +152,8 @@ def previous_ledger(wildcards):
     t = int(wildcards.t)
     if t > 0:
         return answer_file(wildcards, wildcards.variant, t - 1).replace(".npz", ".ledger.csv")
+    if by_mmd(wildcards):
+        return embedding_file(wildcards).replace(".npz", ".ledger.csv")
     if counts_query(wildcards.dataset):
         return counts_file(wildcards).replace(".npz", ".ledger.csv")
     return []
@@ -143,6 +170,8 @@ def ctg_csv(wildcards):
 
 
 def reweight_inputs(wildcards):
+    if by_mmd(wildcards):
+        return {"embedding": embedding_file(wildcards), "maps": f"{R}/learner/{block_dir(wildcards)}/feature_map.npz"}
     inputs = {}
     if counts_query(wildcards.dataset):
         inputs["bins"] = f"{R}/learner/{block_dir(wildcards)}/eps{wildcards.eps}/marginal_bins.npz"
@@ -156,12 +185,12 @@ def evaluated_models(wildcards):
     return {f"{v}_t{t}": model_file(wildcards, v, t) for v in config["variants"] for t in range(T + 1)}
 
 
-def run_ledgers():
+def run_ledgers(weighting=""):
     """The ledger of every run's last query (it holds the run's earlier queries too)."""
     last = T - 1
     return sorted(
         {
-            f"{R}/oracle/{d}/{b}/eps{e}/{variant_dir(v, last)}/errors_t{last}.ledger.csv"
+            f"{R}/oracle/{d}/{b}/eps{e}{weighting}/{variant_dir(v, last)}/errors_t{last}.ledger.csv"
             for d in config["datasets"]
             for b in BLOCKS
             for e in EPSILONS

@@ -7,14 +7,14 @@ rule evaluate_hypotheses:
         unpack(evaluated_models),
         target_test=rules.split_target.output.test,
     output:
-        f"{R}/eval/{{dataset}}/{{seeds}}/eps{{eps}}/accuracy.csv",
+        f"{R}/eval/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}/accuracy.csv",
     params:
         code=package_code("evaluate_hypotheses"),
         models=lambda wc: [(v, t) for v in config["variants"] for t in range(T + 1)],
     log:
-        f"{R}/logs/evaluate_hypotheses/{{dataset}}/{{seeds}}/eps{{eps}}.log",
+        f"{R}/logs/evaluate_hypotheses/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}.log",
     benchmark:
-        f"{R}/benchmarks/evaluate_hypotheses/{{dataset}}/{{seeds}}/eps{{eps}}.tsv"
+        f"{R}/benchmarks/evaluate_hypotheses/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}.tsv"
     conda:
         "../envs/expril.yaml"
     script:
