@@ -16,6 +16,7 @@ include: "rules/data.smk"
 include: "rules/learner.smk"
 include: "rules/oracle.smk"
 include: "rules/evaluate.smk"
+include: "rules/synthetic.smk"
 include: "rules/aggregate.smk"
 
 

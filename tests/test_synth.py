@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from expril import aim, binning, dpmerf, ledger, mechanisms, reweight, rff, steps
+from expril import aim, binning, dpmerf, ledger, mechanisms, mlp, reweight, rff, steps
 from expril.generator import generate, train_generators
 from expril.io import load_npz, save_npz
 
@@ -235,3 +235,29 @@ def test_aim_ends_on_the_remainder_of_its_budget_instead_of_failing():
     assert guarded(d_out=5.55e-18, d_measure=5.0e-17) is None     # what dataset A met at eps = 1
     with pytest.raises(Refused):
         guarded(d_out=0.01, d_measure=0.09)
+
+
+def test_without_released_counts_the_weighted_source_supplies_them(tmp_path):
+    # Under `counts` with Pb. 1 by MMD no bin counts are released: the learner divides the error
+    # counts by n' times the weighted source's bin masses. On a source equal to the target with
+    # uniform weights, those are the true counts, and the labels are the same as with released ones.
+    g = np.random.default_rng(6)
+    x = g.normal(size=(400, 3))
+    truth = (x[:, 0] + x[:, 1] > 0).astype(int)
+    edges = binning.make_bins(x, 4)
+    ids, n_bins = binning.bin_ids(edges, x), binning.bin_counts(edges).sum()
+    plan = mechanisms.Counts(math.inf, 0.0, 3, 2, True)
+    seeds = np.array([0])
+    save_npz(tmp_path / "source.npz", x=x[None], seeds=seeds)
+    save_npz(tmp_path / "weights.npz", weights=np.ones((1, 400)), seeds=seeds)
+    save_npz(tmp_path / "bins.npz", seeds=seeds, **binning.pack([edges]))
+    save_npz(tmp_path / "h0.npz", seeds=seeds, **mlp.constant_model(1, 1))
+    steps._save_answers(tmp_path / "errors.npz", [plan.release_errors(ids, n_bins, truth != 1, g)], seeds)
+    steps._save_answers(tmp_path / "counts.npz", [plan.release_counts(ids, n_bins, g)], seeds)
+    common = dict(source_path=tmp_path / "source.npz", weights_path=tmp_path / "weights.npz",
+                  bins_path=tmp_path / "bins.npz", model_paths=[tmp_path / "h0.npz"],
+                  answer_paths=[tmp_path / "errors.npz"], solver=SOLVER, mechanism=plan.param())
+    steps.estimate_labels(out_path=tmp_path / "released.npz", counts_path=tmp_path / "counts.npz", **common)
+    steps.estimate_labels(out_path=tmp_path / "estimated.npz", n_val=400, **common)
+    released, estimated = (load_npz(tmp_path / f)["relaxed"] for f in ("released.npz", "estimated.npz"))
+    assert np.allclose(released, estimated)
