@@ -37,10 +37,11 @@ def train_generators(released, maps, hidden, noise_dim, steps, batch_size, lr, i
     target = torch.from_numpy(np.ascontiguousarray(features.transpose(0, 2, 1))).to(dev, torch.float32)
     weights = torch.from_numpy(weights).to(dev, torch.float32)
     feature_map = {k: torch.from_numpy(v).to(dev, torch.float32) for k, v in maps.items()}
+    per_class = {k: v[:, None] for k, v in feature_map.items()}   # broadcast over the class axis
     optimizer = _Adam(params, lr)
     for step in range(steps):
         samples = _sample(optimizer.params, shapes, feature_map, generators, batch_size, dev)
-        phi = rff.features(feature_map, samples).view(n_networks, CLASSES, batch_size, -1).mean(dim=2)
+        phi = rff.mean_features(per_class, samples.view(n_networks, CLASSES, batch_size, -1))
         loss = ((target - weights[..., None] * phi) ** 2).sum(dim=(1, 2))
         # Each network's loss depends on its own parameters only: the sum keeps the gradients apart.
         optimizer.step(torch.autograd.grad(loss.sum(), optimizer.params))

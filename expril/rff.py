@@ -34,14 +34,27 @@ def make_map(source_x, n_features, generator):
 
 
 def features(feature_map, x):
-    """phi(x) (..., n, D) for x (..., n, d): NumPy arrays, or torch tensors (the DP-MERF generator
-    differentiates through it) with the map's arrays converted alike; leading axes broadcast."""
-    z = ((x - feature_map["mean"][..., None, :]) / feature_map["std"][..., None, :]) @ feature_map["omega"]
-    scale = np.sqrt(2.0 / (2 * z.shape[-1]))
-    if isinstance(z, np.ndarray):
-        return np.concatenate([np.cos(z), np.sin(z)], axis=-1) * scale
+    """phi(x) (..., n, D) for x (..., n, d): NumPy arrays; leading axes broadcast."""
+    z = _projection(feature_map, x)
+    return np.concatenate([np.cos(z), np.sin(z)], axis=-1) * _scale(z)
+
+
+def mean_features(feature_map, x):
+    """The mean of phi over x's samples, (..., D), on torch tensors (the map's arrays converted
+    alike): the DP-MERF generator's loss differentiates through it. Averaging cos and sin before
+    joining them saves the generator a third of its time."""
     import torch
-    return torch.cat([z.cos(), z.sin()], dim=-1) * scale
+    z = _projection(feature_map, x)
+    return torch.cat([z.cos().mean(dim=-2), z.sin().mean(dim=-2)], dim=-1) * _scale(z)
+
+
+def _projection(feature_map, x):
+    return ((x - feature_map["mean"][..., None, :]) / feature_map["std"][..., None, :]) @ feature_map["omega"]
+
+
+def _scale(z):
+    """sqrt(2/D): D = 2 z.shape[-1] features, each of the D/2 frequencies giving a cos and a sin."""
+    return np.sqrt(1.0 / z.shape[-1])
 
 
 def stack(maps):

@@ -25,7 +25,7 @@ rule make_bins:
 # curator for Pb. 1 by MMD (oracle_embedding) and DP-MERF (rules/synthetic.smk).
 rule feature_maps:
     input:
-        rules.generate_data.output.source,
+        source=rules.generate_data.output.source,
     output:
         f"{R}/learner/{{dataset}}/{{seeds}}/feature_map.npz",
     params:

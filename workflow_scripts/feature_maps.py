@@ -5,7 +5,7 @@ setup_logging(snakemake.log[0])
 from expril import steps  # noqa: E402
 
 steps.feature_maps(
-    source_path=snakemake.input[0],
+    source_path=snakemake.input.source,
     out_path=snakemake.output[0],
     name=snakemake.wildcards.dataset,
     n_features=snakemake.params.n_features,
