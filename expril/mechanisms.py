@@ -1,16 +1,19 @@
-"""The oracle's privacy mechanisms: one class each, in a registry (`MECHANISMS`).
+"""The curator's privacy mechanisms: one class each, in a registry (`MECHANISMS`).
 
 A mechanism is the privacy plan of one run (dataset, eps, delta). It owns its neighbour relation,
-its noise calibrated from (eps, delta), the oracle's two releases (the bin counts query and the
-error query on a submitted hypothesis), the learner's reading of them (post-processing, free),
-the cost of one query and the composition of a run's queries. Recording is kept apart:
-`expril.ledger` asks the mechanism for costs and writes the rows.
+its noise calibrated from (eps, delta), its releases, the cost of one query and the composition
+of a run's queries. The oracle's histogram mechanisms (`Histogram`: ExPriL's bin counts query and
+error queries, read by the learner as post-processing) sit beside DP-SGD (`DPSGD`: the curator
+trains a network and releases it). Recording is kept apart: `expril.ledger` asks the mechanism
+for costs and writes the rows.
 
 Rules receive a mechanism as one param, `Mechanism.param()`, a plain dict; the steps rebuild the
 object with `from_param`. A new mechanism is one subclass decorated with `@register`.
 """
+import inspect
 import math
 from abc import ABC, abstractmethod
+from functools import cached_property
 
 import numpy as np
 
@@ -37,28 +40,59 @@ def get(name):
 def from_param(param):
     """The mechanism a rule's `mechanism` param describes (other keys, such as the secret's
     digest, are there for Snakemake's rerun triggers only)."""
-    return get(param["name"])(param["eps"], param["delta"], param["features"], param["iterations"],
-                              param["importance_sampling"])
+    cls = get(param["name"])
+    return cls(**{key: param[key] for key in inspect.signature(cls).parameters})
 
 
 class Mechanism(ABC):
+    """A run's privacy plan: constructor arguments are its settings, kept as attributes of the
+    same names, so that `param()` and `from_param` round-trip."""
     name: str
     neighbours: str
+
+    def __init__(self, eps, delta):
+        if not eps > 0:
+            raise ValueError(f"epsilon must be positive, got {eps}")
+        if not 0 <= delta < 1:
+            raise ValueError(f"delta must be in [0, 1), got {delta}")
+        self.eps, self.delta = float(eps), float(delta)
+
+    def param(self):
+        return {"name": self.name, **{key: getattr(self, key) for key in inspect.signature(type(self)).parameters}}
+
+    @property
+    @abstractmethod
+    def planned_queries(self):
+        """Queries of one run; the ledger refuses one more."""
+
+    @abstractmethod
+    def query_cost(self):
+        """(eps, delta) of one query under `neighbours`."""
+
+    def compose(self, costs):
+        """(eps, delta) of a run's queries together; basic composition, exact for pure eps."""
+        return sum(e for e, _ in costs), sum(d for _, d in costs)
+
+    def ledger_fields(self):
+        """What the ledger records about this mechanism's noise, beside the cost."""
+        return {}
+
+
+class Histogram(Mechanism):
+    """The oracle's answers on the learner's bins (ExPriL): the bin counts query and error queries
+    on submitted hypotheses, with Laplace noise of scale lambda = d (T+1) / eps (Eq. 14) on
+    histograms of sensitivity 1 per feature; lambda = 0 (eps = inf) gives exact answers."""
+
+    neighbours = RECORD
     # The learner divides released error counts by released bin counts: every run then asks the
     # bin counts first, and the error queries use the same bins.
     uses_counts = False
 
     def __init__(self, eps, delta, features, iterations, importance_sampling):
-        if not eps > 0:
-            raise ValueError(f"epsilon must be positive, got {eps}")
-        if not 0 <= delta < 1:
-            raise ValueError(f"delta must be in [0, 1), got {delta}")
-        self.eps, self.delta, self.features = float(eps), float(delta), int(features)
-        self.iterations, self.importance_sampling = int(iterations), bool(importance_sampling)
-
-    def param(self):
-        return {"name": self.name, "eps": self.eps, "delta": self.delta, "features": self.features,
-                "iterations": self.iterations, "importance_sampling": self.importance_sampling}
+        super().__init__(eps, delta)
+        self.features, self.iterations = int(features), int(iterations)
+        self.importance_sampling = bool(importance_sampling)
+        self.scale = settings.noise_scale(self.features, self.iterations, self.eps)
 
     @classmethod
     def asks_counts(cls, importance_sampling):
@@ -92,34 +126,11 @@ class Mechanism(ABC):
         """Per-bin error fractions (Eq. 7's p) from an error release (and the counts release)."""
         return released
 
-    @abstractmethod
-    def query_cost(self):
-        """(eps, delta) of one query under `neighbours`."""
-
-    def compose(self, costs):
-        """(eps, delta) of a run's queries together; basic composition, exact for pure eps."""
-        return sum(e for e, _ in costs), sum(d for _, d in costs)
-
-    def ledger_fields(self):
-        """What the ledger records about this mechanism's noise, beside the cost."""
-        return {}
-
     @property
     def noise_key(self):
         """Keys the noise stream (oracle.noise_generator) with the run's eps: the paper's lambda,
         so that another eps draws fresh noise."""
-        return settings.noise_scale(self.features, self.iterations, self.eps)
-
-
-class _Laplace(Mechanism):
-    """Laplace noise of scale lambda = d (T+1) / eps (Eq. 14) on histograms of sensitivity 1 per
-    feature; lambda = 0 (eps = inf) gives exact answers."""
-
-    neighbours = RECORD
-
-    def __init__(self, *args):
-        super().__init__(*args)
-        self.scale = settings.noise_scale(self.features, self.iterations, self.eps)
+        return self.scale
 
     @classmethod
     def at_scale(cls, scale, features=1):
@@ -139,7 +150,7 @@ class _Laplace(Mechanism):
 
 
 @register
-class Paper(_Laplace):
+class Paper(Histogram):
     """Eq. 7: noisy counts divided by the TRUE bin count (or n'), clipped to [0, 1]. The true
     count differs between neighbours, so the Lemma's 1/lambda per feature is a claim, not a
     guarantee (docs/privacy.md)."""
@@ -158,7 +169,7 @@ class Paper(_Laplace):
 
 
 @register
-class Counts(_Laplace):
+class Counts(Histogram):
     """Noisy counts only (bin counts once, error counts per query); every ratio is computed by
     the learner from released numbers, so the Laplace mechanism's guarantee holds as stated."""
 
@@ -179,3 +190,72 @@ class Counts(_Laplace):
 
     def error_rates(self, released, counts=None):
         return np.clip(released / np.maximum(counts, 1.0), 0.0, 1.0)
+
+
+# Rényi orders the DP-SGD accountant adds to Opacus's defaults (1.1 to 63): eps converts from
+# Rényi DP at a cost of at least ln(1/delta) / (alpha - 1), so with orders up to 63 and
+# delta = 1e-5 no eps below 0.19 could be reached; up to 512, eps down to 0.023.
+LARGE_ALPHAS = (80, 96, 128, 192, 256, 384, 512)
+
+
+@register
+class DPSGD(Mechanism):
+    """DP-SGD (Abadi et al. 2016) as Opacus runs it: Poisson sampling at `sample_rate`, every
+    sample's gradient clipped to L2 norm `max_grad_norm`, Gaussian noise of std noise_multiplier x
+    max_grad_norm added to each step's sum, for `epochs` x int(1 / sample_rate) steps (Opacus's
+    sampler draws that many batches per epoch); one release, the trained model. The noise
+    multiplier is the smallest Opacus's calibration finds for (eps, delta) with its Rényi DP
+    accountant; eps = inf trains without noise or clipping."""
+
+    name = "dpsgd"
+    neighbours = RECORD
+    planned_queries = 1
+
+    def __init__(self, eps, delta, sample_rate, epochs, max_grad_norm):
+        super().__init__(eps, delta)
+        if math.isfinite(self.eps) and self.delta == 0:
+            raise ValueError("DP-SGD's guarantee needs delta > 0")
+        if not 0 < sample_rate <= 1:
+            raise ValueError(f"sample rate must be in (0, 1], got {sample_rate}")
+        self.sample_rate, self.epochs, self.max_grad_norm = float(sample_rate), int(epochs), float(max_grad_norm)
+
+    @property
+    def private(self):
+        return math.isfinite(self.eps)
+
+    @property
+    def steps(self):
+        return self.epochs * int(1 / self.sample_rate)
+
+    @cached_property
+    def noise_multiplier(self):
+        """Opacus's calibration, to 1 % of eps below it (0: no noise at eps = inf)."""
+        if not self.private:
+            return 0.0
+        from opacus.accountants.utils import get_noise_multiplier
+        return get_noise_multiplier(target_epsilon=self.eps, target_delta=self.delta, sample_rate=self.sample_rate,
+                                    steps=self.steps, accountant="rdp", epsilon_tolerance=0.01 * self.eps,
+                                    alphas=self.alphas())
+
+    @staticmethod
+    def alphas():
+        from opacus.accountants import RDPAccountant
+        return RDPAccountant.DEFAULT_ALPHAS + list(LARGE_ALPHAS)
+
+    def spent(self, accountant):
+        """eps an Opacus RDP accountant has spent at this plan's delta (and its orders)."""
+        return accountant.get_epsilon(self.delta, alphas=self.alphas())
+
+    def query_cost(self):
+        """The accountant's eps for the noise multiplier, sample rate and steps of the plan."""
+        if not self.private:
+            return math.inf, 0.0
+        from opacus.accountants import RDPAccountant
+        accountant = RDPAccountant()
+        accountant.history = [(self.noise_multiplier, self.sample_rate, self.steps)]
+        return self.spent(accountant), self.delta
+
+    def ledger_fields(self):
+        if not self.private:
+            return {"sensitivity": math.inf, "scale": 0.0}
+        return {"sensitivity": self.max_grad_norm, "scale": self.noise_multiplier * self.max_grad_norm}

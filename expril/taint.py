@@ -26,10 +26,15 @@ ROLES = {
     "split_target": "curator",
     "oracle_marginals": "curator",
     "oracle_errors": "curator",
+    "oracle_proportions": "curator",
+    "train_dpsgd": "curator",
     "evaluate_hypotheses": "evaluator",
     "reference_models": "evaluator",
     "aggregate_results": "evaluator",
     "publish_summary": "evaluator",
+    "evaluate_rival": "evaluator",
+    "compare_methods": "evaluator",
+    "compare": "evaluator",
     "all": "evaluator",
 }
 

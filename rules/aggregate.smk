@@ -30,7 +30,7 @@ rule aggregate_results:
         fidelity_claims=f"{R}/fidelity_claims.csv",
     params:
         code=package_code("aggregate_results"),
-        config={k: v for k, v in config.items() if k != "results"},
+        config={k: v for k, v in config.items() if k not in ("results", "comparison")},
     log:
         f"{R}/logs/aggregate_results.log",
     conda:
