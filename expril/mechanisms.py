@@ -3,10 +3,10 @@
 A mechanism is the privacy plan of one run (dataset, eps, delta). It owns its neighbour relation,
 its noise calibrated from (eps, delta), its releases, the cost of one query and the composition
 of a run's queries. The oracle's histogram mechanisms (`Histogram`: ExPriL's bin counts query and
-error queries, read by the learner as post-processing) sit beside the Gaussian releases of mean
-embeddings in random features (`MeanEmbedding`: ExPriL's Pb. 1 by MMD; `DPMERF`) and marginal-based
-synthetic data (`AIM`, `MST`). Recording is kept apart: `expril.ledger` asks the mechanism for
-costs and writes the rows.
+error queries, read by the learner as post-processing) sit beside DP-SGD (`DPSGD`: the curator
+trains a network and releases it), the Gaussian releases of mean embeddings in random features
+(`MeanEmbedding`: ExPriL's Pb. 1 by MMD; `DPMERF`) and marginal-based synthetic data (`AIM`,
+`MST`). Recording is kept apart: `expril.ledger` asks the mechanism for costs and writes the rows.
 
 Rules receive a mechanism as one param, `Mechanism.param()`, a plain dict; the steps rebuild the
 object with `from_param`. A new mechanism is one subclass decorated with `@register`.
@@ -193,6 +193,75 @@ class Counts(Histogram):
         return np.clip(released / np.maximum(counts, 1.0), 0.0, 1.0)
 
 
+# Rényi orders the DP-SGD accountant adds to Opacus's defaults (1.1 to 63): eps converts from
+# Rényi DP at a cost of at least ln(1/delta) / (alpha - 1), so with orders up to 63 and
+# delta = 1e-5 no eps below 0.19 could be reached; up to 512, eps down to 0.023.
+LARGE_ALPHAS = (80, 96, 128, 192, 256, 384, 512)
+
+
+@register
+class DPSGD(Mechanism):
+    """DP-SGD (Abadi et al. 2016) as Opacus runs it: Poisson sampling at `sample_rate`, every
+    sample's gradient clipped to L2 norm `max_grad_norm`, Gaussian noise of std noise_multiplier x
+    max_grad_norm added to each step's sum, for `epochs` x int(1 / sample_rate) steps (Opacus's
+    sampler draws that many batches per epoch); one release, the trained model. The noise
+    multiplier is the smallest Opacus's calibration finds for (eps, delta) with its Rényi DP
+    accountant; eps = inf trains without noise or clipping."""
+
+    name = "dpsgd"
+    neighbours = RECORD
+    planned_queries = 1
+
+    def __init__(self, eps, delta, sample_rate, epochs, max_grad_norm):
+        super().__init__(eps, delta)
+        if math.isfinite(self.eps) and self.delta == 0:
+            raise ValueError("DP-SGD's guarantee needs delta > 0")
+        if not 0 < sample_rate <= 1:
+            raise ValueError(f"sample rate must be in (0, 1], got {sample_rate}")
+        self.sample_rate, self.epochs, self.max_grad_norm = float(sample_rate), int(epochs), float(max_grad_norm)
+
+    @property
+    def private(self):
+        return math.isfinite(self.eps)
+
+    @property
+    def steps(self):
+        return self.epochs * int(1 / self.sample_rate)
+
+    @cached_property
+    def noise_multiplier(self):
+        """Opacus's calibration, to 1 % of eps below it (0: no noise at eps = inf)."""
+        if not self.private:
+            return 0.0
+        from opacus.accountants.utils import get_noise_multiplier
+        return get_noise_multiplier(target_epsilon=self.eps, target_delta=self.delta, sample_rate=self.sample_rate,
+                                    steps=self.steps, accountant="rdp", epsilon_tolerance=0.01 * self.eps,
+                                    alphas=self.alphas())
+
+    @staticmethod
+    def alphas():
+        from opacus.accountants import RDPAccountant
+        return RDPAccountant.DEFAULT_ALPHAS + list(LARGE_ALPHAS)
+
+    def spent(self, accountant):
+        """eps an Opacus RDP accountant has spent at this plan's delta (and its orders)."""
+        return accountant.get_epsilon(self.delta, alphas=self.alphas())
+
+    def query_cost(self):
+        """The accountant's eps for the noise multiplier, sample rate and steps of the plan."""
+        if not self.private:
+            return math.inf, 0.0
+        from opacus.accountants import RDPAccountant
+        accountant = RDPAccountant()
+        accountant.history = [(self.noise_multiplier, self.sample_rate, self.steps)]
+        return self.spent(accountant), self.delta
+
+    def ledger_fields(self):
+        if not self.private:
+            return {"sensitivity": math.inf, "scale": 0.0}
+        return {"sensitivity": self.max_grad_norm, "scale": self.noise_multiplier * self.max_grad_norm}
+
+
 def gaussian_noise_std(eps, delta, sensitivity):
     """Std of the Gaussian noise that makes a release of L2 `sensitivity` (eps, delta)-DP, from
     OpenDP's accountant: the Gaussian mechanism's zero-concentrated DP, converted to (eps, delta)
@@ -252,10 +321,10 @@ class _Gaussian(Mechanism):
 
 @register
 class MeanEmbedding(_Gaussian):
-    """ExPriL's Pb. 1 query with `reweight: mmd`: the target's features' mean embedding in random
-    features (rff.mean_embedding) in place of the bin counts query, with the share of eps that
-    query has, eps / (T+1) (Eq. 14), and the run's delta: with the T Laplace error queries the
-    run is (eps, delta)-DP by basic composition."""
+    """ExPriL's Pb. 1 query in its runs by MMD (`C-mmd`, `I-mmd`): the target's features' mean
+    embedding in random features (rff.mean_embedding) in place of the bin counts query, with the
+    share of eps that query has, eps / (T+1) (Eq. 14), and the run's delta: with the T Laplace
+    error queries the run is (eps, delta)-DP by basic composition."""
 
     name = "rff-embedding"
 

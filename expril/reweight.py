@@ -1,6 +1,7 @@
 """Pb. 1: importance weights of the source matching the target, either its bin marginals (Eq. 2)
-or, with `reweight: mmd`, a mean embedding of its features in random Fourier features (the
-weighted source's MMD to the target). One solver for both: only the linear map differs."""
+or, in ExPriL's runs by MMD (`C-mmd`, `I-mmd`), a mean embedding of its features in random
+Fourier features (the weighted source's MMD to the target). One solver for both: only the linear
+map differs."""
 import numpy as np
 
 from .binning import incidence

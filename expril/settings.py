@@ -84,3 +84,9 @@ CTG_FEATURES = 21
 
 def feature_count(spec):
     return CTG_FEATURES if spec["generator"] == "ctg" else spec["dim"]
+
+
+def sample_rate(n, batch_size):
+    """DP-SGD's Poisson sampling rate: Opacus draws one expected batch per batch of the plain loader,
+    1 / ceil(n / batch_size), on n records (the configured n', public)."""
+    return 1 / math.ceil(n / batch_size)

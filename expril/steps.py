@@ -12,7 +12,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from . import aim, binning, datasets, dpmerf, labels, ledger, mechanisms, mlp, oracle, reweight, rff
+from . import aim, binning, datasets, dpmerf, labels, ledger, llp, mechanisms, mlp, oracle, reweight, rff
 from .io import load_npz, save_csv, save_npz
 from .seeds import rng, seed_int
 
@@ -142,8 +142,8 @@ def make_bins(source_path, out_path, q):
 def reweight_source(source_path, weights_path, bins_out, q, solver, mechanism, bins_path=None,
                     marginals_path=None, embedding_path=None, maps_path=None):
     """Pb. 1 when the target was queried for the IS step (its bin marginals, or its features'
-    mean embedding with `reweight: mmd`), else uniform weights; then the error-query bins:
-    quantiles of the weighted source, so each holds about n'/q target samples, or, for a
+    mean embedding in the runs by MMD, eps<e>-mmd/), else uniform weights; then the error-query
+    bins: quantiles of the weighted source, so each holds about n'/q target samples, or, for a
     mechanism whose rates divide by released counts, the bins whose counts were released."""
     mechanism = mechanisms.from_param(mechanism)
     source = _load_block(source_path, ("x",))
@@ -160,15 +160,21 @@ def reweight_source(source_path, weights_path, bins_out, q, solver, mechanism, b
     if marginals_path is not None:
         marginals = _load_block(marginals_path, ("answers", "n_bins"), seeds)
         for b in range(len(seeds)):
-            counts = binning.bin_counts(edges[b])
-            ids = binning.bin_ids(edges[b], x[b])
-            p = mechanism.bin_masses(_answers(marginals, b), counts)
-            weights[b], taken = reweight.importance_weights(ids, counts.sum(), p, **solver)
-            _log_weights(seeds[b], taken, weights[b])
+            weights[b] = _importance_weights(x[b], edges[b], _answers(marginals, b), mechanism, solver, seeds[b])
     save_npz(weights_path, weights=weights, seeds=seeds)
     if edges is None or not mechanism.uses_counts:
         edges = [binning.make_bins(x[b], q, weights[b]) for b in range(len(seeds))]
     save_npz(bins_out, seeds=seeds, **binning.pack(edges))
+
+
+def _importance_weights(x, edges, released_counts, mechanism, solver, seed):
+    """Pb. 1 for one seed: the source's weights matching the target's bin masses, as the
+    mechanism reads them from its bin counts release."""
+    counts = binning.bin_counts(edges)
+    masses = mechanism.bin_masses(released_counts, counts)
+    weights, taken = reweight.importance_weights(binning.bin_ids(edges, x), counts.sum(), masses, **solver)
+    _log_weights(seed, taken, weights)
+    return weights
 
 
 def _log_weights(seed, taken, weights):
@@ -187,7 +193,7 @@ def estimate_labels(source_path, weights_path, bins_path, model_paths, answer_pa
                     mechanism, counts_path=None, n_val=None):
     """Pb. 2 from the submitted hypotheses and their error answers (one block of equations each),
     read as error rates by the mechanism (with the released bin counts where it divides by them;
-    where none were released, as with `reweight: mmd`, with the weighted source's bin masses
+    where none were released, as in the runs by MMD, with the weighted source's bin masses
     times n', the configured target size)."""
     mechanism = mechanisms.from_param(mechanism)
     source = _load_block(source_path, ("x",))
@@ -266,6 +272,93 @@ def reference_models(val_path, test_path, out_csv, out_model, name, hidden, trai
     save_csv(out_csv, frame)
 
 
+# --- the rivals at equal privacy (docs/comparison.md) --------------------------------------------
+
+def _load_answers(data, key, b):
+    return data[key][b, :data["n_bins"][b]]
+
+
+@timed
+def oracle_proportions(val_path, bins_path, out_path, ledger_path, name, mechanism):
+    """LLP's one release (expril.llp): the noisy counts and negatives of every bin, the bin counts
+    query and the error query on h_0 = 1, accounted as the run's two queries."""
+    mechanism = mechanisms.from_param(mechanism)
+    val = _load_block(val_path, ("x", "y"))
+    seeds = val["seeds"]
+    edges = _load_bins(bins_path, seeds)
+    counts = _answer_block(val, edges, name, [llp.QUERIES[0]] * len(seeds), mechanism, mechanism.release_counts)
+    negatives = _answer_block(val, edges, name, [llp.QUERIES[1]] * len(seeds), mechanism, mechanism.release_errors,
+                              val["y"] != 1)
+    book = None
+    for query in llp.QUERIES:
+        book = ledger.record(ledger_path, book, name, seeds, query, "oracle_proportions", mechanism)
+    (counts, n_bins), (negatives, _) = _pad(counts), _pad(negatives)
+    save_npz(out_path, counts=counts, negatives=negatives, n_bins=n_bins, seeds=seeds)
+
+
+@timed
+def train_llp(source_path, bins_path, release_path, out_path, hidden, training, solver, mechanism, init_key,
+              device, threads):
+    """The learner's network trained from LLP's release: on the source, weighted by Pb. 1 from the
+    released bin counts where the dataset has an IS step (uniformly otherwise), with the loss of
+    label proportions on the bags the bins form."""
+    from .training import Bags   # torch is imported only by the steps that train
+    mechanism = mechanisms.from_param(mechanism)
+    source = _load_block(source_path, ("x",))
+    x, seeds = source["x"], source["seeds"]
+    edges = _load_bins(bins_path, seeds)
+    release = _load_block(release_path, ("counts", "negatives", "n_bins"), seeds)
+    weights = np.ones(x.shape[:2])
+    bags, proportions = np.empty(x.shape, dtype=np.int64), np.empty(x.shape)
+    for b in range(len(seeds)):
+        counts = _load_answers(release, "counts", b)
+        if mechanism.importance_sampling:
+            weights[b] = _importance_weights(x[b], edges[b], counts, mechanism, solver, seeds[b])
+        bags[b], proportions[b] = llp.bags(edges[b], x[b], mechanism, counts, _load_answers(release, "negatives", b))
+    init_seeds = [seed_int(*init_key, int(s)) for s in seeds]
+    model = _train(x, Bags(bags, proportions), weights, hidden, training, init_seeds, device, threads)
+    save_npz(out_path, seeds=seeds, **model)
+
+
+@timed
+def train_dpsgd(val_path, source_path, out_path, ledger_path, name, hidden, lr, batch_size, mechanism, init_key,
+                threads):
+    """The curator's network trained on its validation split with DP-SGD (expril.dpsgd), one seed
+    after the other, and released; inputs standardised with the public source's mean and std
+    (the validation split's would be unaccounted statistics of the private data)."""
+    import torch
+
+    from .dpsgd import stack, train_private
+    torch.set_num_threads(threads)
+    mechanism = mechanisms.from_param(mechanism)
+    val = _load_block(val_path, ("x", "y"))
+    seeds = val["seeds"]
+    mean, std = mlp.fit_standardisation(_load_block(source_path, ("x",), seeds)["x"])
+    inputs = mlp.standardise(val["x"], mean, std)
+    secret, planned = oracle.secret(), mechanism.query_cost()[0]
+    networks = []
+    for b, seed in enumerate(seeds):
+        # The curator's randomness (sampling and noise) is keyed by its secret, as the oracle's noise.
+        sampling, noise = (seed_int("dpsgd", part, secret, name, int(seed), repr(mechanism.eps)) for part in ("sampling", "noise"))
+        layers, spent = train_private(inputs[b], val["y"][b], hidden, lr, batch_size, mechanism,
+                                      seed_int(*init_key, int(seed)), sampling, noise)
+        if spent != planned:
+            raise ledger.BudgetError(f"{name} seed {seed}: Opacus's accountant spent eps {spent}, the plan {planned}")
+        log.info("seed %d: trained, eps spent %.4g (noise multiplier %.4g)", seed, spent, mechanism.noise_multiplier)
+        networks.append(layers)
+    ledger.record(ledger_path, None, name, seeds, "dpsgd", "train_dpsgd", mechanism)
+    save_npz(out_path, seeds=seeds, **stack(networks, mean, std))
+
+
+@timed
+def evaluate_rival(test_path, model_path, out_path, name, method, eps):
+    """Accuracy of a rival's networks on the target test split."""
+    test = _load_block(test_path, ("x", "y"))
+    acc = _accuracy(_load_block(model_path, (), test["seeds"]), test)
+    save_csv(out_path, pd.DataFrame({"dataset": name, "seed": test["seeds"], "eps": eps, "method": method,
+                                     "accuracy": acc}))
+
+
 # --- random features, synthetic data and MMD reweighting (docs/synthetic.md) --------------------
 
 @timed
@@ -291,8 +384,9 @@ def _release_gaussian(val, maps_path, name, query, mechanism, exact):
 
 @timed
 def oracle_embedding(val_path, maps_path, out_path, ledger_path, name, mechanism):
-    """Pb. 1's query with `reweight: mmd`: the mean embedding of the target's features in the
-    learner's random features, with Gaussian noise (mechanisms.MeanEmbedding); the run's first query."""
+    """Pb. 1's query in the runs by MMD (eps<e>-mmd/): the mean embedding of the target's features
+    in the learner's random features, with Gaussian noise (mechanisms.MeanEmbedding); the run's
+    first query."""
     mechanism = mechanisms.from_param(mechanism)
     val = _load_block(val_path, ("x",))
     released = _release_gaussian(val, maps_path, name, "embedding", mechanism,

@@ -26,6 +26,8 @@ ROLES = {
     "split_target": "curator",
     "oracle_marginals": "curator",
     "oracle_errors": "curator",
+    "oracle_proportions": "curator",
+    "train_dpsgd": "curator",
     "oracle_embedding": "curator",
     "dpmerf_release": "curator",
     "aim_release": "curator",
@@ -33,6 +35,9 @@ ROLES = {
     "reference_models": "evaluator",
     "aggregate_results": "evaluator",
     "publish_summary": "evaluator",
+    "evaluate_rival": "evaluator",
+    "compare_methods": "evaluator",
+    "compare": "evaluator",
     "all": "evaluator",
 }
 

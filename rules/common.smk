@@ -13,9 +13,11 @@ if isinstance(config.get("epsilons"), list):
     config["epsilons"] = [settings.config_eps(e) for e in config["epsilons"]]
 validate(config, schema="../config.schema.yaml", set_default=True)
 try:
-    mechanisms.get(config["mechanism"])
+    _oracle = mechanisms.get(config["mechanism"])
 except ValueError as error:
     raise ValueError(f"config: mechanism: {error}") from None
+if not issubclass(_oracle, mechanisms.Histogram):
+    raise ValueError(f"config: mechanism: {config['mechanism']!r} does not answer ExPriL's bin queries")
 for _name in config["datasets"]:
     if _name not in config["benchmarks"]:
         raise ValueError(

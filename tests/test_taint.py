@@ -1,7 +1,7 @@
 """The taint audit (expril/taint.py) on small job lists written by hand: no Snakemake here."""
 import pytest
 
-from expril.taint import Job, Violation, audit, is_release, taint, unknown_roles
+from expril.taint import ROLES, Job, Violation, audit, is_release, taint, unknown_roles
 
 CURATOR = "res/curator"
 SPLIT = Job("split_target", ("res/curator/target.npz",),
@@ -73,8 +73,6 @@ def test_a_release_applies_a_registered_mechanism_and_writes_a_ledger(params, ou
 
 
 def test_roles_naming_a_rule_the_workflow_lacks_are_reported():
-    assert unknown_roles(["oracle_errors", "split_target", "oracle_marginals", "evaluate_hypotheses",
-                          "reference_models", "aggregate_results", "publish_summary", "all", "make_bins"]) == []
-    assert unknown_roles(["oracle_errors", "split_target", "oracle_marginals", "evaluate",
-                          "reference_models", "aggregate_results", "publish_summary", "all"]
+    assert unknown_roles([*ROLES, "make_bins"]) == []
+    assert unknown_roles([rule for rule in ROLES if rule != "evaluate_hypotheses"] + ["evaluate"]
                          ) == ["evaluate_hypotheses"]
