@@ -1,5 +1,6 @@
 # ExPriL (Lacombe, Jetley, Sebag, CAP 2021) reproduced end to end: data, oracle, learner,
-# evaluation, Table 2 and Figure 1. See README.md.
+# evaluation, Table 2 and Figure 1 (`all`); ExPriL against its rivals at equal privacy (`compare`,
+# docs/comparison.md). See README.md.
 from snakemake.utils import min_version
 
 min_version("9.0")
@@ -14,6 +15,9 @@ report: "report/workflow.rst"
 
 
 include: "rules/reproduction.smk"
+include: "rules/compare_common.smk"
+include: "rules/synthetic.smk"
+include: "rules/compare.smk"
 include: "rules/identify.smk"
 include: "rules/ambiguity.smk"
 

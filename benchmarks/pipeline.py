@@ -7,7 +7,8 @@ Figures: (a) wall time of the full reproduction and of the smoke configuration; 
 of wall time outside the steps' own work, from per-job timings; (c) no-op rerun and dry-run
 times; (d) batched against one-at-a-time training of the same networks; (e) one ExPriL
 iteration's cost against n and d; (f) peak memory of the largest job; (g) what early stopping
-does to Table 2 against fixed 100-epoch training on the same runs.
+does to Table 2 against fixed 100-epoch training on the same runs; (h) the comparison study
+(config/extended.yaml, EXTENDED_RUNS runs): its wall time and each method's cost per run.
 """
 import argparse
 import os
@@ -29,6 +30,15 @@ from expril.io import save_text
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "RESULTS.md"
 SUBSET = ["runs=10", "seed_block=10"]
+EXTENDED_RUNS = 10
+# The jobs each compared method runs (ExPriL's C and I share h_0, h_1 and their queries); the data,
+# the split, h* and the evaluations serve every method.
+METHOD_RULES = {"ExPriL (C and I)": ["make_bins", "oracle_marginals", "reweight_source", "oracle_errors",
+                                     "estimate_labels", "train_hypothesis"],
+                "LLP": ["llp_bins", "oracle_proportions", "train_llp"], "DP-SGD": ["train_dpsgd"],
+                "AIM": ["aim_release", "train_aim"], "DP-MERF": ["dpmerf_release", "train_dpmerf"]}
+# ExPriL with Pb. 1 by MMD: its embedding query and the jobs of its eps<e>-mmd/ runs (C, D, E, CTG-B).
+MMD_RULES = ["oracle_embedding"]
 
 
 def snakemake(*args):
@@ -54,15 +64,17 @@ def machine():
 
 
 def job_times(results):
-    """Per job: rule, wall seconds and peak RSS (Snakemake's benchmark files) and the step's own
-    seconds (logged by expril.steps.timed)."""
+    """Per job: rule, dataset, eps (None where the job has none), wall seconds and peak RSS
+    (Snakemake's benchmark files) and the step's own seconds (logged by expril.steps.timed)."""
     rows = []
     for tsv in (ROOT / results / "benchmarks").rglob("*.tsv"):
-        rule = tsv.relative_to(ROOT / results / "benchmarks").parts[0]
+        rule, *parts = tsv.relative_to(ROOT / results / "benchmarks").with_suffix("").parts
         bench = pd.read_csv(tsv, sep="\t").iloc[0]
         log = ROOT / results / "logs" / tsv.relative_to(ROOT / results / "benchmarks").with_suffix(".log")
         step = re.findall(r"step seconds: ([0-9.]+)", log.read_text()) if log.exists() else []
-        rows.append({"rule": rule, "wall": bench["s"], "max_rss_mb": bench["max_rss"],
+        eps = next((part[3:] for part in parts if part.startswith("eps")), None)
+        rows.append({"rule": rule, "dataset": parts[0] if parts else None, "eps": eps,
+                     "wall": bench["s"], "max_rss_mb": bench["max_rss"],
                      "step": float(step[-1]) if step else 0.0})
     return pd.DataFrame(rows)
 
@@ -246,6 +258,42 @@ def section_g():
                     f" {r.spread:.1f} |" for r in cells.itertuples()]
 
 
+def section_h(cores, runs=EXTENDED_RUNS, epsilons=None):
+    results = "results/extended"
+    settings = [f"runs={runs}"] + ([f"epsilons=[{','.join(epsilons)}]"] if epsilons else [])
+    wall = fresh_run(results, "compare", "--configfile", "config/extended.yaml", config=settings)
+    jobs, o = job_times(results), overhead(results, wall, cores)
+    config = yaml.safe_load((ROOT / "config/extended.yaml").read_text())
+    n_eps = len(epsilons or config["epsilons"])
+    lines = [f"`.venv/bin/snakemake compare --configfile config/extended.yaml --config {' '.join(settings)}` from an"
+             f" empty results folder: {len(jobs)} jobs, 7 datasets × {n_eps} ε × {runs} runs, ExPriL (C, I), LLP,"
+             f" DP-SGD, AIM, DP-MERF and ExPriL by MMD (C, I): **{wall / 60:.1f} min** wall on {cores} cores"
+             f" ({o['step']:.0f} s inside the"
+             f" steps, {o['startup']:.0f} s start-up and imports, {o['idle']:.0f} s idle cores; largest job"
+             f" {o['peak']['rule']}, {o['peak']['max_rss_mb']:.0f} MB).\n",
+             "Each method's jobs, in seconds of job wall time (start-up included; step time after the slash) per"
+             " run and ε, averaged over the ε values; ExPriL, LLP and DP-MERF train a seed block's networks as one"
+             " batched model, DP-SGD and AIM one run after the other (expril/dpsgd.py, expril/aim.py). AIM reads"
+             " ExPriL's bins (make_bins, counted under ExPriL); ExPriL by MMD is what its eps<ε>-mmd runs add"
+             " (on the datasets with an IS step, blank elsewhere); the random feature maps of DP-MERF and"
+             " ExPriL by MMD are shared:\n",
+             "| dataset | " + " | ".join([*METHOD_RULES, "ExPriL by MMD (C and I)"])
+             + " | shared (data, split, h*, feature maps, evaluation) |",
+             "|---|" + "---|" * (len(METHOD_RULES) + 2)]
+    by_mmd = jobs.eps.fillna("").str.endswith("-mmd") | jobs.rule.isin(MMD_RULES)
+    per_method = {m: jobs[jobs.rule.isin(r) & ~by_mmd] for m, r in METHOD_RULES.items()}
+    per_method["ExPriL by MMD (C and I)"] = jobs[by_mmd]
+    shared = jobs[~jobs.rule.isin([r for rules in METHOD_RULES.values() for r in rules]) & ~by_mmd]
+    for dataset in [*sorted(jobs.dataset.dropna().unique()), "all"]:
+        cells = []
+        for part in [*per_method.values(), shared]:
+            mine = part if dataset == "all" else part[part.dataset == dataset]
+            scale = runs * n_eps * (mine.dataset.nunique() if dataset == "all" else 1)
+            cells.append(f"{mine.wall.sum() / scale:.2f} / {mine.step.sum() / scale:.2f}" if len(mine) else "")
+        lines.append(f"| {dataset} | " + " | ".join(cells) + " |")
+    return lines
+
+
 HEADER = ("# Benchmarks\n\nWritten by `.venv/bin/python -m benchmarks.pipeline [--parts ...]`; each section says"
           " on which machine and day it was measured. CUDA (`device: cuda`) is unmeasured: no GPU was"
           " available to these runs.\n")
@@ -259,7 +307,9 @@ def sections(text):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--parts", default="abcdeg",
+    parser.add_argument("--extended-runs", type=int, default=EXTENDED_RUNS, help="runs of part h's comparison study")
+    parser.add_argument("--extended-epsilons", help="part h's eps values, comma-separated (default: the study's)")
+    parser.add_argument("--parts", default="abcdegh",
                         help="parts to measure (letters; a also gives b and f), the others are kept from RESULTS.md;"
                              " default: all, about two hours on 2 cores. 'g' and the no-op rerun of 'c' need a"
                              " finished full reproduction in results/")
@@ -271,7 +321,10 @@ def main():
                "c": ("Rerun and planning", section_c),
                "d": ("Batched against one-at-a-time training", section_d),
                "e": ("One ExPriL iteration against n and d", section_e),
-               "g": ("Early stopping against 100 fixed epochs", section_g)}
+               "g": ("Early stopping against 100 fixed epochs", section_g),
+               "h": ("The comparison study: wall time and cost per method",
+                     lambda: section_h(cores, args.extended_runs,
+                                       args.extended_epsilons and args.extended_epsilons.split(",")))}
     kept = sections(OUT.read_text()) if OUT.exists() else {}
     for key, (title, measure) in runners.items():
         if key[0] in args.parts:

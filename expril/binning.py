@@ -39,15 +39,18 @@ def bin_counts(edges):
     return np.array([len(e) + 1 for e in edges])
 
 
+def feature_bin_ids(edges, x):
+    """Index of every sample's bin within each feature, (n, d), from 0 to that feature's bins - 1."""
+    if x.shape[1] != len(edges):
+        raise ValueError(f"bins are defined for {len(edges)} features, data has {x.shape[1]}")
+    return np.stack([np.searchsorted(e, x[:, j], side="right") for j, e in enumerate(edges)], axis=1)
+
+
 def bin_ids(edges, x):
     """Global bin index of every sample in every feature, (n, d); features' bins are laid out
     one after the other, as the rows of R."""
-    if x.shape[1] != len(edges):
-        raise ValueError(f"bins are defined for {len(edges)} features, data has {x.shape[1]}")
     offsets = np.concatenate([[0], np.cumsum(bin_counts(edges))[:-1]])
-    return np.stack(
-        [np.searchsorted(e, x[:, j], side="right") + offsets[j] for j, e in enumerate(edges)], axis=1
-    )
+    return feature_bin_ids(edges, x) + offsets
 
 
 def bin_sums(ids, n_bins, values=None):

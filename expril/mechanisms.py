@@ -1,17 +1,21 @@
-"""The oracle's privacy mechanisms: one class each, in a registry (`MECHANISMS`).
+"""The curator's privacy mechanisms: one class each, in a registry (`MECHANISMS`).
 
 A mechanism is the privacy plan of one run (dataset, eps, delta). It owns its neighbour relation,
-its noise calibrated from (eps, delta), the oracle's two releases (the bin counts query and the
-error query on a submitted hypothesis), the learner's reading of them (post-processing, free),
-the cost of one query and the composition of a run's queries. Recording is kept apart:
-`expril.ledger` asks the mechanism for costs and writes the rows.
+its noise calibrated from (eps, delta), its releases, the cost of one query and the composition
+of a run's queries. The oracle's histogram mechanisms (`Histogram`: ExPriL's bin counts query and
+error queries, read by the learner as post-processing) sit beside DP-SGD (`DPSGD`: the curator
+trains a network and releases it), the Gaussian releases of mean embeddings in random features
+(`MeanEmbedding`: ExPriL's Pb. 1 by MMD; `DPMERF`) and marginal-based synthetic data (`AIM`,
+`MST`). Recording is kept apart: `expril.ledger` asks the mechanism for costs and writes the rows.
 
 Rules receive a mechanism as one param, `Mechanism.param()`, a plain dict; the steps rebuild the
 object with `from_param`. A new mechanism is one subclass decorated with `@register`.
 """
+import inspect
 import logging
 import math
 from abc import ABC, abstractmethod
+from functools import cached_property
 
 import numpy as np
 from scipy import special
@@ -43,28 +47,60 @@ def get(name):
 def from_param(param):
     """The mechanism a rule's `mechanism` param describes (other keys, such as the secret's
     digest, are there for Snakemake's rerun triggers only)."""
-    return get(param["name"])(param["eps"], param["delta"], param["features"], param["iterations"],
-                              param["importance_sampling"])
+    cls = get(param["name"])
+    return cls(**{key: param[key] for key in inspect.signature(cls).parameters})
 
 
 class Mechanism(ABC):
+    """A run's privacy plan: constructor arguments are its settings, kept as attributes of the
+    same names, so that `param()` and `from_param` round-trip."""
     name: str
     neighbours: str
+
+    def __init__(self, eps, delta):
+        if not eps > 0:
+            raise ValueError(f"epsilon must be positive, got {eps}")
+        if not 0 <= delta < 1:
+            raise ValueError(f"delta must be in [0, 1), got {delta}")
+        self.eps, self.delta = float(eps), float(delta)
+
+    def param(self):
+        return {"name": self.name, **{key: getattr(self, key) for key in inspect.signature(type(self)).parameters}}
+
+    @property
+    @abstractmethod
+    def planned_queries(self):
+        """Queries of one run; the ledger refuses one more."""
+
+    @abstractmethod
+    def query_cost(self, query=None):
+        """(eps, delta) of one query under `neighbours`; `query` names it where a mechanism's
+        queries differ (COUNTS_QUERY or an error query of a Histogram)."""
+
+    def compose(self, costs):
+        """(eps, delta) of a run's queries together; basic composition, exact for pure eps."""
+        return sum(e for e, _ in costs), sum(d for _, d in costs)
+
+    def ledger_fields(self, query=None):
+        """What the ledger records about this mechanism's noise for `query`, beside the cost."""
+        return {}
+
+
+class Histogram(Mechanism):
+    """The oracle's answers on the learner's bins (ExPriL): the bin counts query and error queries
+    on submitted hypotheses, with Laplace noise of scale lambda = d (T+1) / eps (Eq. 14) on
+    histograms of sensitivity 1 per feature; lambda = 0 (eps = inf) gives exact answers."""
+
+    neighbours = RECORD
     # The learner divides released error counts by released bin counts: every run then asks the
     # bin counts first, and the error queries use the same bins.
     uses_counts = False
 
     def __init__(self, eps, delta, features, iterations, importance_sampling):
-        if not eps > 0:
-            raise ValueError(f"epsilon must be positive, got {eps}")
-        if not 0 <= delta < 1:
-            raise ValueError(f"delta must be in [0, 1), got {delta}")
-        self.eps, self.delta, self.features = float(eps), float(delta), int(features)
-        self.iterations, self.importance_sampling = int(iterations), bool(importance_sampling)
-
-    def param(self):
-        return {"name": self.name, "eps": self.eps, "delta": self.delta, "features": self.features,
-                "iterations": self.iterations, "importance_sampling": self.importance_sampling}
+        super().__init__(eps, delta)
+        self.features, self.iterations = int(features), int(iterations)
+        self.importance_sampling = bool(importance_sampling)
+        self.scale = settings.noise_scale(self.features, self.iterations, self.eps)
 
     @classmethod
     def asks_counts(cls, importance_sampling):
@@ -98,39 +134,11 @@ class Mechanism(ABC):
         """Per-bin error fractions (Eq. 7's p) from an error release (and the counts release)."""
         return released
 
-    @abstractmethod
-    def query_cost(self, query):
-        """(eps, delta) of one query (COUNTS_QUERY or an error query) under `neighbours`."""
-
-    def compose(self, costs):
-        """(eps, delta) of a run's queries together; basic composition, exact for pure eps."""
-        return sum(e for e, _ in costs), sum(d for _, d in costs)
-
-    def ledger_fields(self, query):
-        """What the ledger records about this mechanism's noise for `query`, beside the cost."""
-        return {}
-
     @property
     def noise_key(self):
         """Keys the noise stream (oracle.noise_generator) with the run's eps: the paper's lambda,
         so that another eps draws fresh noise."""
-        return settings.noise_scale(self.features, self.iterations, self.eps)
-
-
-def noisy_rate(errors, counts, noise):
-    """Eq. 7: clip((E_k + noise) / N_k, 0, 1), an empty bin divided by 1."""
-    return np.clip((errors + noise) / np.maximum(counts, 1.0), 0.0, 1.0)
-
-
-class _Laplace(Mechanism):
-    """Laplace noise of scale lambda = d (T+1) / eps (Eq. 14) on histograms of sensitivity 1 per
-    feature; lambda = 0 (eps = inf) gives exact answers."""
-
-    neighbours = RECORD
-
-    def __init__(self, *args):
-        super().__init__(*args)
-        self.scale = settings.noise_scale(self.features, self.iterations, self.eps)
+        return self.scale
 
     @classmethod
     def at_scale(cls, scale, features=1):
@@ -142,15 +150,20 @@ class _Laplace(Mechanism):
     def noise(self, generator, size):
         return generator.laplace(0.0, self.scale, size) if self.scale > 0 else np.zeros(size)
 
-    def query_cost(self, query):
+    def query_cost(self, query=None):
         return (math.inf if self.scale == 0 else self.features / self.scale), 0.0
 
-    def ledger_fields(self, query):
+    def ledger_fields(self, query=None):
         return {"sensitivity": self.features, "scale": self.scale}
 
 
+def noisy_rate(errors, counts, noise):
+    """Eq. 7: clip((E_k + noise) / N_k, 0, 1), an empty bin divided by 1."""
+    return np.clip((errors + noise) / np.maximum(counts, 1.0), 0.0, 1.0)
+
+
 @register
-class Paper(_Laplace):
+class Paper(Histogram):
     """Eq. 7: noisy counts divided by the TRUE bin count (or n'), clipped to [0, 1]. The true
     count differs between neighbours, so the Lemma's 1/lambda per feature is a claim, not a
     guarantee (docs/privacy.md)."""
@@ -168,7 +181,7 @@ class Paper(_Laplace):
 
 
 @register
-class Counts(_Laplace):
+class Counts(Histogram):
     """Noisy counts only (bin counts once, error counts per query); every ratio is computed by
     the learner from released numbers, so the Laplace mechanism's guarantee holds as stated."""
 
@@ -243,7 +256,7 @@ def search_sigma(eps, delta, errors, correct):
 
 
 @register
-class Dirichlet(Mechanism):
+class Dirichlet(Histogram):
     """Label privacy for the error query: per bin, the error fraction is drawn from
     Beta(sigma E_k, sigma (N_k - E_k)), sigma the largest meeting the bin's (eps, delta) share
     (Section 3). A bin for which no sigma does falls back to Eq. 7's Laplace release at the same
@@ -253,9 +266,9 @@ class Dirichlet(Mechanism):
     name = "dirichlet"
     neighbours = LABEL
 
-    def __init__(self, *args):
-        super().__init__(*args)
-        self.marginals = Paper(*args)
+    def __init__(self, eps, delta, features, iterations, importance_sampling):
+        super().__init__(eps, delta, features, iterations, importance_sampling)
+        self.marginals = Paper(eps, delta, features, iterations, importance_sampling)
         # Each query gets Eq. 14's share eps / Q (the counts query's Laplace noise spends exactly
         # that with Q = T + 1) and each error query delta / T (none for exact answers, eps = inf);
         # one label change moves one record in one bin per feature, so a bin gets 1/d of its
@@ -283,10 +296,193 @@ class Dirichlet(Mechanism):
                  f"min {drawn.min():.4g}, median {np.median(drawn):.4g}" if drawn.size else "none")
         return np.where(fallback, laplace, theta)
 
-    def query_cost(self, query):
+    def query_cost(self, query=None):
         return self.marginals.query_cost(query) if query == COUNTS_QUERY else (self.query_eps, self.query_delta)
 
-    def ledger_fields(self, query):
+    def ledger_fields(self, query=None):
         """The counts query's Laplace noise; an error query's is per bin and data-dependent (its
         sigmas are in the oracle's log)."""
         return self.marginals.ledger_fields(query) if query == COUNTS_QUERY else {}
+
+
+# Rényi orders the DP-SGD accountant adds to Opacus's defaults (1.1 to 63): eps converts from
+# Rényi DP at a cost of at least ln(1/delta) / (alpha - 1), so with orders up to 63 and
+# delta = 1e-5 no eps below 0.19 could be reached; up to 512, eps down to 0.023.
+LARGE_ALPHAS = (80, 96, 128, 192, 256, 384, 512)
+
+
+@register
+class DPSGD(Mechanism):
+    """DP-SGD (Abadi et al. 2016) as Opacus runs it: Poisson sampling at `sample_rate`, every
+    sample's gradient clipped to L2 norm `max_grad_norm`, Gaussian noise of std noise_multiplier x
+    max_grad_norm added to each step's sum, for `epochs` x int(1 / sample_rate) steps (Opacus's
+    sampler draws that many batches per epoch); one release, the trained model. The noise
+    multiplier is the smallest Opacus's calibration finds for (eps, delta) with its Rényi DP
+    accountant; eps = inf trains without noise or clipping."""
+
+    name = "dpsgd"
+    neighbours = RECORD
+    planned_queries = 1
+
+    def __init__(self, eps, delta, sample_rate, epochs, max_grad_norm):
+        super().__init__(eps, delta)
+        if math.isfinite(self.eps) and self.delta == 0:
+            raise ValueError("DP-SGD's guarantee needs delta > 0")
+        if not 0 < sample_rate <= 1:
+            raise ValueError(f"sample rate must be in (0, 1], got {sample_rate}")
+        self.sample_rate, self.epochs, self.max_grad_norm = float(sample_rate), int(epochs), float(max_grad_norm)
+
+    @property
+    def private(self):
+        return math.isfinite(self.eps)
+
+    @property
+    def steps(self):
+        return self.epochs * int(1 / self.sample_rate)
+
+    @cached_property
+    def noise_multiplier(self):
+        """Opacus's calibration, to 1 % of eps below it (0: no noise at eps = inf)."""
+        if not self.private:
+            return 0.0
+        from opacus.accountants.utils import get_noise_multiplier
+        return get_noise_multiplier(target_epsilon=self.eps, target_delta=self.delta, sample_rate=self.sample_rate,
+                                    steps=self.steps, accountant="rdp", epsilon_tolerance=0.01 * self.eps,
+                                    alphas=self.alphas())
+
+    @staticmethod
+    def alphas():
+        from opacus.accountants import RDPAccountant
+        return RDPAccountant.DEFAULT_ALPHAS + list(LARGE_ALPHAS)
+
+    def spent(self, accountant):
+        """eps an Opacus RDP accountant has spent at this plan's delta (and its orders)."""
+        return accountant.get_epsilon(self.delta, alphas=self.alphas())
+
+    def query_cost(self, query=None):
+        """The accountant's eps for the noise multiplier, sample rate and steps of the plan."""
+        if not self.private:
+            return math.inf, 0.0
+        from opacus.accountants import RDPAccountant
+        accountant = RDPAccountant()
+        accountant.history = [(self.noise_multiplier, self.sample_rate, self.steps)]
+        return self.spent(accountant), self.delta
+
+    def ledger_fields(self, query=None):
+        if not self.private:
+            return {"sensitivity": math.inf, "scale": 0.0}
+        return {"sensitivity": self.max_grad_norm, "scale": self.noise_multiplier * self.max_grad_norm}
+
+
+def gaussian_noise_std(eps, delta, sensitivity):
+    """Std of the Gaussian noise that makes a release of L2 `sensitivity` (eps, delta)-DP, from
+    OpenDP's accountant: the Gaussian mechanism's zero-concentrated DP, converted to (eps, delta)
+    by OpenDP's conversion, the smallest std meeting (eps, delta) by its binary search; 0 at
+    eps = inf. About 8 % above the analytic Gaussian mechanism's (Balle and Wang 2018) at
+    eps = 1, delta = 1e-5: the conversion is tight for zCDP, not for the Gaussian itself."""
+    if math.isinf(eps):
+        return 0.0
+    import opendp.prelude as dp
+    dp.enable_features("contrib")
+    domain, metric = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l2_distance(T=float)
+
+    def gaussian(std):
+        return dp.c.make_fix_delta(dp.c.make_zCDP_to_approxDP(dp.m.make_gaussian(domain, metric, std)), delta)
+
+    return dp.binary_search_param(gaussian, d_in=float(sensitivity), d_out=(eps, delta))
+
+
+class _Gaussian(Mechanism):
+    """Gaussian noise on a sum of unit-norm per-record vectors divided by the configured n'
+    (public): adding or removing one record moves it by 1/n' in L2, its sensitivity."""
+
+    neighbours = RECORD
+
+    def __init__(self, eps, delta, n_val):
+        super().__init__(eps, delta)
+        if math.isfinite(self.eps) and self.delta == 0:
+            raise ValueError(f"{self.name}: the Gaussian mechanism needs delta > 0")
+        self.n_val = int(n_val)
+
+    @property
+    def sensitivity(self):
+        return 1.0 / self.n_val
+
+    @property
+    @abstractmethod
+    def query_eps(self):
+        """The eps this release spends (its delta is the run's)."""
+
+    @cached_property
+    def noise_std(self):
+        return gaussian_noise_std(self.query_eps, self.delta, self.sensitivity)
+
+    def release(self, exact, generator):
+        return exact + generator.normal(0.0, self.noise_std, exact.shape) if self.noise_std > 0 else exact
+
+    def query_cost(self, query=None):
+        return (self.query_eps, self.delta) if math.isfinite(self.query_eps) else (math.inf, 0.0)
+
+    def ledger_fields(self, query=None):
+        return {"sensitivity": self.sensitivity, "scale": self.noise_std}
+
+    @property
+    def noise_key(self):
+        return self.noise_std
+
+
+@register
+class MeanEmbedding(_Gaussian):
+    """ExPriL's Pb. 1 query in its runs by MMD (`C-mmd`, `I-mmd`): the target's features' mean
+    embedding in random features (rff.mean_embedding) in place of the bin counts query, with the
+    share of eps that query has, eps / (T+1) (Eq. 14), and the run's delta: with the T Laplace
+    error queries the run is (eps, delta)-DP by basic composition."""
+
+    name = "rff-embedding"
+
+    def __init__(self, eps, delta, n_val, iterations):
+        super().__init__(eps, delta, n_val)
+        self.iterations = int(iterations)
+
+    @property
+    def query_eps(self):
+        return self.eps / (self.iterations + 1)
+
+    @property
+    def planned_queries(self):
+        return self.iterations + 1
+
+
+@register
+class DPMERF(_Gaussian):
+    """DP-MERF's one release, the class-conditional embedding of dpmerf.embedding, with all of
+    the run's (eps, delta)."""
+
+    name = "dp-merf"
+    planned_queries = 1
+
+    @property
+    def query_eps(self):
+        return self.eps
+
+
+class _MarginalSynthesis(Mechanism):
+    """One release of records synthesised by OpenDP's `opendp.extras.mbi` (expril.aim) in pure DP,
+    with the run's eps, which OpenDP splits between its measurements and accounts for; the step
+    checks the library's account against it. eps = inf: the exact marginals, no noise."""
+
+    neighbours = RECORD
+    planned_queries = 1
+
+    def query_cost(self, query=None):
+        return self.eps, 0.0
+
+
+@register
+class AIM(_MarginalSynthesis):
+    name = "aim"
+
+
+@register
+class MST(_MarginalSynthesis):
+    name = "mst"

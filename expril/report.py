@@ -7,6 +7,7 @@ matplotlib.use("Agg")  # figures are written by batch jobs without a display
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
+import seaborn as sns  # noqa: E402
 
 from expril import fidelity, io, mechanisms, settings  # noqa: E402
 
@@ -41,7 +42,7 @@ def _method_rank(method):
     return (3, float(eps), variant)
 
 
-def _stats(values):
+def accuracy_stats(values):
     """Mean and sample std in percentage points, and the number of runs."""
     pct = 100 * np.asarray(values, dtype=float)
     std = pct.std(ddof=1) if len(pct) > 1 else np.nan
@@ -60,11 +61,11 @@ def table2(long, datasets, iterations):
         ours = final[final.dataset == dataset]
         for (eps, variant), group in ours.groupby(["eps", "variant"]):
             rows.append({"dataset": dataset, "method": method_label(eps, variant),
-                         **_stats(group.accuracy)})
+                         **accuracy_stats(group.accuracy)})
         for method in REFERENCE_METHODS:
             ref = long[(long.dataset == dataset) & (long.method == method)]
             if len(ref):
-                rows.append({"dataset": dataset, "method": method, **_stats(ref.accuracy)})
+                rows.append({"dataset": dataset, "method": method, **accuracy_stats(ref.accuracy)})
         c_runs = ours[ours.variant == "C"]
         h_star = long[(long.dataset == dataset) & (long.method == "h_star")].accuracy
         if len(c_runs) and len(h_star):
@@ -149,13 +150,9 @@ def table1(config):
 
 def _panel(ax, runs, h_star_mean, iterations):
     """Mean ± std over runs of acc(h_t) - mean acc(h*), per variant, in percentage points."""
-    for variant in VARIANTS:
-        curve = runs[runs.variant == variant].groupby("t").accuracy.agg(["mean", "std"])
-        curve = curve.reindex(range(iterations + 1))
-        gap = 100 * (curve["mean"] - h_star_mean)
-        band = 100 * curve["std"]
-        ax.plot(curve.index, gap, marker="o", label=f"{variant}-ExPriL")
-        ax.fill_between(curve.index, gap - band, gap + band, alpha=0.2)
+    curves = runs.assign(gap=100 * (runs.accuracy - h_star_mean), method=runs.variant + "-ExPriL", t=runs.t.astype(int))
+    sns.lineplot(data=curves, x="t", y="gap", hue="method", hue_order=[f"{v}-ExPriL" for v in VARIANTS],
+                 errorbar="sd", marker="o", ax=ax)
     ax.axhline(0, color="black", linestyle="--", linewidth=0.8)
     ax.set_xticks(range(iterations + 1))
     ax.set_xlabel("iteration t")
@@ -179,7 +176,12 @@ def figure1(long, iterations, path_pdf, path_png, datasets=None):
             privacy = "no DP" if math.isinf(eps) else f"{settings.format_eps(eps)}-DP"
             ax.set_title(f"Dataset {dataset}, {privacy}")
     fig.tight_layout()
-    # No creation date in the PDF, so the same results give the same file.
+    save_figure(fig, path_pdf, path_png)
+
+
+def save_figure(fig, path_pdf, path_png):
+    """Write a figure as PDF (without a creation date, so the same results give the same file) and
+    PNG, and close it."""
     for path, metadata in ((path_pdf, {"CreationDate": None}), (path_png, {})):
         with io.atomic_path(path) as tmp:
             fig.savefig(tmp, metadata=metadata)

@@ -101,3 +101,9 @@ def job_memory_mb(block_size, spec, trains):
     per_seed = MEMORY_BYTES_PER_SAMPLE_UNIT * (spec["n_source"] + spec["n_target"]) * width / 1e6
     base = MEMORY_BASE_MB["torch" if trains else "numpy"]
     return math.ceil(MEMORY_MARGIN * (base + block_size * per_seed))
+
+
+def sample_rate(n, batch_size):
+    """DP-SGD's Poisson sampling rate: Opacus draws one expected batch per batch of the plain loader,
+    1 / ceil(n / batch_size), on n records (the configured n', public)."""
+    return 1 / math.ceil(n / batch_size)

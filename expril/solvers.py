@@ -3,14 +3,17 @@ squares problems of ExPriL (Pb. 1 on w >= 0, Pb. 2 on y in [0,1]^n). It stops wh
 coordinate moves by more than `tol` in a step, or after `steps` steps: deterministic for the
 same inputs."""
 import numpy as np
+import scipy.sparse
 
 
 def ridge_least_squares(system, rhs, center, ridge, steps, tol, lower=0.0, upper=None):
     """Minimise 1/2 ||A x - b||^2 + mu/2 ||x - center||^2 over the box [lower, upper]^n, from x =
-    center, for a sparse A. mu = ridge x (a bound on the curvature of the data term), so `ridge`
-    means the same whatever the scale of A. Returns the solution and the number of steps taken.
+    center, for a sparse A (bin incidences) or a dense one (random features, Pb. 1 by MMD).
+    mu = ridge x (a bound on the curvature of the data term), so `ridge` means the same whatever
+    the scale of A. Returns the solution and the number of steps taken.
     """
-    transposed = system.T.tocsr()   # row-major both ways: each product is one pass over A
+    # Row-major both ways: each product is one pass over A.
+    transposed = system.T.tocsr() if scipy.sparse.issparse(system) else np.ascontiguousarray(system.T)
     lipschitz = curvature_bound(system)
     mu = ridge * lipschitz
 

@@ -1,7 +1,9 @@
-"""Training a seed block of small MLPs as one batched model (the only module importing torch).
+"""Training a seed block of small MLPs as one batched model.
 
 The B networks of a block share no parameter: each layer's weights are stacked over the
 networks and every step is a batched matmul, so one Python process trains the whole block.
+What a network learns from is its target: labels (`Labels`: h*, ExPriL's h_t) or the label
+proportions of bags (`Bags`: learning from label proportions); the training is the same.
 """
 import ctypes
 import math
@@ -24,7 +26,8 @@ def train_mlps(x, y, w, hidden, init_seeds, epochs, batch_size, lr, holdout=0.0,
                device="cpu", threads=1, log=None):
     """Train B binary classifiers, network b on (x[b], y[b]) with sample weights w[b].
 
-    x (B, n, d) float, y (B, n) in {0, 1}, w (B, n) non-negative, hidden: hidden widths,
+    x (B, n, d) float, y (B, n) labels in {0, 1} or a `Bags` target, w (B, n) non-negative,
+    hidden: hidden widths,
     init_seeds: B ints. Network b draws its initial weights, then its held-out samples, then its
     epoch orders from torch.Generator().manual_seed(init_seeds[b]) on CPU, so none depends on
     the device. Returns a model dict (see expril.mlp).
@@ -42,7 +45,8 @@ def train_mlps(x, y, w, hidden, init_seeds, epochs, batch_size, lr, holdout=0.0,
     torch.set_num_threads(threads)
     _keep_freed_memory()
     dev = resolve_device(device)
-    x, y, w = _check_data(x, y, w, init_seeds)
+    target = y if isinstance(y, Bags) else Labels(y)
+    x, w = _check_data(x, target, w, init_seeds)
     mean, std = mlp.fit_standardisation(x)
     generators = [torch.Generator().manual_seed(int(s)) for s in init_seeds]
     shapes = _param_shapes([x.shape[2], *hidden, 1])
@@ -51,7 +55,7 @@ def train_mlps(x, y, w, hidden, init_seeds, epochs, batch_size, lr, holdout=0.0,
     if patience and not held.shape[1]:
         raise ValueError(f"early stopping (patience {patience}) needs held-out samples, but holdout "
                          f"{holdout} of {x.shape[1]} samples holds out none")
-    data = _to_device(mlp.standardise(x, mean, std), y, w, dev)
+    data = [torch.from_numpy(a).to(dev) for a in (mlp.standardise(x, mean, std), w, *target.arrays)]
     train, check = _rows_at(fit, *data), _rows_at(held, *data)
     best = [p.clone() for p in params]
     best_loss = torch.full((len(generators),), math.inf, device=dev)
@@ -60,9 +64,10 @@ def train_mlps(x, y, w, hidden, init_seeds, epochs, batch_size, lr, holdout=0.0,
     optimizer = _Adam(params, lr)
     start = time.perf_counter()
     for epoch in range(epochs):
-        loss = _epoch(optimizer, shapes, *train, [generators[i] for i in active.tolist()], batch_size)
+        loss = _epoch(optimizer, shapes, target.loss, *train, generators=[generators[i] for i in active.tolist()],
+                      batch_size=batch_size)
         if patience:
-            current = _held_out_loss(optimizer.params, shapes, *check)
+            current = _held_out_loss(optimizer.params, shapes, target.loss, *check)
             improved = current < best_loss[active]
             best_loss[active] = torch.where(improved, current, best_loss[active])
             for kept, now in zip(best, optimizer.params):
@@ -86,17 +91,65 @@ def train_mlps(x, y, w, hidden, init_seeds, epochs, batch_size, lr, holdout=0.0,
             "mean": mean, "std": std}
 
 
+class Labels:
+    """Binary labels y (B, n): the sample-weighted cross-entropy of h* and ExPriL's h_t."""
+
+    def __init__(self, y):
+        y = np.asarray(y)
+        if not np.isin(y, (0, 1)).all():
+            raise ValueError("labels y must be 0 or 1")
+        self.arrays = (y.astype(np.float32),)
+
+    @staticmethod
+    def loss(logits, weights, labels):
+        """Each network's weighted sum of its samples' losses, (B,)."""
+        return (weights * F.binary_cross_entropy_with_logits(logits, labels, reduction="none")).sum(dim=1)
+
+
+class Bags:
+    """Label proportions of overlapping bags to learn from (DLLP, Ardehaly and Culotta 2017).
+
+    Sample i of network b lies in the bags bags[b, i] (one per feature, global ids: its bins),
+    whose proportions of positives are proportions[b, i]. The loss of a batch sums, over the bags
+    it meets, the bag's weight in the batch times the cross-entropy between the bag's proportion
+    and its samples' weighted mean predicted probability in the batch, divided by the bags per
+    sample: a batch holding one sample per bag gives the weighted cross-entropy against soft
+    labels, a batch holding whole bags DLLP's loss.
+    """
+
+    def __init__(self, bags, proportions):
+        bags, proportions = np.asarray(bags), np.asarray(proportions, dtype=np.float32)
+        if bags.ndim != 3 or proportions.shape != bags.shape:
+            raise ValueError(f"bags {bags.shape} and proportions {proportions.shape} must both be "
+                             "(networks, samples, bags per sample)")
+        if not np.issubdtype(bags.dtype, np.integer) or (bags < 0).any():
+            raise ValueError("bag ids must be non-negative integers")
+        if not ((proportions >= 0) & (proportions <= 1)).all():
+            raise ValueError("bag proportions must lie in [0, 1]")
+        self.arrays = (bags.astype(np.int64), proportions)
+        self.width = int(bags.max()) + 1
+
+    def loss(self, logits, weights, bags, proportions):
+        """Each network's weighted sum over its samples and their bags, (B,), as for `Labels`."""
+        flat = bags.flatten(1)
+
+        def in_bag(values):
+            """Per sample and bag, the sum of `values` (B, m) over the batch's samples in that bag."""
+            wide = values[..., None].expand(bags.shape).flatten(1)
+            return torch.zeros(len(flat), self.width, device=flat.device).scatter_add(1, flat, wide).gather(1, flat)
+
+        # A bag met only by weightless samples (padding) has no mass: mean 0, weight 0, no gradient.
+        mean = in_bag(weights * torch.sigmoid(logits)) / in_bag(weights).clamp_min(torch.finfo(torch.float32).tiny)
+        loss = F.binary_cross_entropy(mean.clamp(max=1.0), proportions.flatten(1), reduction="none")
+        return (weights[..., None].expand(bags.shape).flatten(1) * loss).sum(dim=1) / bags.shape[2]
+
+
 def _split(generators, n, holdout):
     """Each network's fitting and held-out sample indices, (B, n - m) and (B, m)."""
     m = round(n * holdout)
     orders = torch.stack([torch.randperm(n, generator=g) for g in generators]) if m else \
         torch.arange(n).expand(len(generators), n)
     return orders[:, m:].sort(dim=1).values, orders[:, :m].sort(dim=1).values
-
-
-def _to_device(inputs, labels, weights, dev):
-    return (torch.from_numpy(inputs).to(dev), torch.from_numpy(labels.astype(np.float32)).to(dev),
-            torch.from_numpy(weights).to(dev))
 
 
 def _rows_at(index, *arrays):
@@ -108,14 +161,14 @@ def _rows_at(index, *arrays):
     return [a.flatten(0, 1)[flat] for a in arrays]
 
 
-def _held_out_loss(params, shapes, inputs, labels, weights):
-    """Each network's weighted mean loss on its held-out samples, (B,), padded like a mini-batch."""
+def _held_out_loss(params, shapes, loss, inputs, weights, *targets):
+    """Each network's weighted mean loss on its held-out samples, (B,), padded like a mini-batch
+    with zeros (weight 0)."""
     n = inputs.shape[1]
     pad = -n % ALIGN
+    inputs, weights, *targets = (F.pad(a, (0, 0) * (a.dim() - 2) + (0, pad)) for a in (inputs, weights, *targets))
     with torch.no_grad():
-        logits = forward(_views(params, shapes), F.pad(inputs, (0, 0, 0, pad)))
-        per_sample = F.binary_cross_entropy_with_logits(logits, F.pad(labels, (0, pad)), reduction="none")
-        return (F.pad(weights, (0, pad)) * per_sample).sum(dim=1) / n
+        return loss(forward(_views(params, shapes), inputs), weights, *targets) / n
 
 
 def _keep_freed_memory():
@@ -151,7 +204,7 @@ def forward(params, h):
     return (h * weight[:, None, :, 0]).sum(dim=2) + bias
 
 
-def _epoch(optimizer, shapes, inputs, labels, weights, generators, batch_size):
+def _epoch(optimizer, shapes, loss_of, inputs, weights, *targets, generators, batch_size):
     """One pass over each network's samples in its own random order; returns the mean loss."""
     n = inputs.shape[1]
     width = -(-batch_size // ALIGN) * ALIGN
@@ -163,12 +216,11 @@ def _epoch(optimizer, shapes, inputs, labels, weights, generators, batch_size):
     for lo in range(0, n, batch_size):
         count = min(batch_size, n - lo)
         idx = order[:, lo:lo + width]
-        xb, yb, wb = _rows_at(idx, inputs, labels, weights)
+        xb, wb, *tb = _rows_at(idx, inputs, weights, *targets)
         wb = wb * (slots < count)
         logits = forward(_views(optimizer.params, shapes), xb)
-        per_sample = F.binary_cross_entropy_with_logits(logits, yb, reduction="none")
         # Each network's loss is its own batch mean; summing them keeps the gradients apart.
-        loss = ((wb * per_sample).sum(dim=1) / count).sum()
+        loss = (loss_of(logits, wb, *tb) / count).sum()
         optimizer.step(torch.autograd.grad(loss, optimizer.params))
         total += loss.detach() * count
     return total.item() / (n * len(generators))
@@ -231,20 +283,19 @@ def _views(params, shapes):
     return [p[:, :math.prod(shape)].view(len(p), *shape) for p, shape in zip(params, shapes)]
 
 
-def _check_data(x, y, w, init_seeds):
-    x, y, w = np.asarray(x), np.asarray(y), np.asarray(w, dtype=np.float64)
+def _check_data(x, target, w, init_seeds):
+    x, w = np.asarray(x), np.asarray(w, dtype=np.float64)
     if x.ndim != 3:
         raise ValueError(f"x must be (networks, samples, features), got shape {x.shape}")
-    if y.shape != x.shape[:2] or w.shape != x.shape[:2]:
-        raise ValueError(f"y {y.shape} and w {w.shape} must both be {x.shape[:2]}, as x")
+    shapes = [a.shape[:2] for a in target.arrays]
+    if any(shape != x.shape[:2] for shape in shapes) or w.shape != x.shape[:2]:
+        raise ValueError(f"targets {shapes} and w {w.shape} must all be {x.shape[:2]}, as x")
     if len(init_seeds) != x.shape[0]:
         raise ValueError(f"{len(init_seeds)} init seeds for {x.shape[0]} networks")
-    if not np.isin(y, (0, 1)).all():
-        raise ValueError("labels y must be 0 or 1")
     if (w < 0).any() or not np.isfinite(w).all():
         raise ValueError("sample weights must be finite and non-negative")
     totals = w.sum(axis=1)
     if (totals == 0).any():
         raise ValueError(f"networks {np.flatnonzero(totals == 0).tolist()} have all-zero weights")
     # Mean weight 1 per network, so the learning rate means the same whatever the weights' scale.
-    return x, y, (w / totals[:, None] * w.shape[1]).astype(np.float32)
+    return x, (w / totals[:, None] * w.shape[1]).astype(np.float32)

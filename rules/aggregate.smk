@@ -44,7 +44,7 @@ rule aggregate_results:
         "../envs/expril.yaml"
     params:
         code=package_code("aggregate_results"),
-        config={k: v for k, v in config.items() if k != "results"},
+        config={k: v for k, v in config.items() if k not in ("results", "comparison")},
     script:
         "../workflow_scripts/aggregate_results.py"
 

@@ -12,9 +12,13 @@ from expril.config import schema_types
 config.update(schema_types(config, Path(workflow.basedir) / "config.schema.yaml"))
 validate(config, schema="../config.schema.yaml", set_default=True)
 try:
-    mechanisms.get(config["mechanism"])
+    _oracle = mechanisms.get(config["mechanism"])
 except ValueError as error:
     raise ValueError(f"config: mechanism: {error}") from None
+if not issubclass(_oracle, mechanisms.Histogram):
+    raise ValueError(
+        f"config: mechanism: {config['mechanism']!r} does not answer ExPriL's bin queries"
+    )
 for _name in config["datasets"]:
     if _name not in config["benchmarks"]:
         raise ValueError(
@@ -46,6 +50,7 @@ wildcard_constraints:
     variant="|".join(config["variants"] + ["both"]),
     t=r"\d+",
     member=r"[A-Za-z0-9._]+",
+    weighting="|-mmd",
 
 
 # Too small for a cluster job of their own: run by the Snakemake process that submits the rest.
@@ -91,9 +96,22 @@ def importance_sampling(dataset):
     return config["benchmarks"][dataset]["importance_sampling"]
 
 
-def counts_query(dataset):
-    """Whether runs on this dataset start with the bin counts (marginals) query."""
-    return mechanisms.get(config["mechanism"]).asks_counts(importance_sampling(dataset))
+# ExPriL's chain of files for a run, by Pb. 1's reweighting (the {weighting} wildcard): '' to
+# match the target's bin marginals (the paper's), '-mmd' its features' mean embedding in random
+# features (docs/synthetic.md), next to each other as eps1/ and eps1-mmd/.
+def by_mmd(wildcards):
+    """Whether this run's Pb. 1 matches the target's embedding: on a dataset with an IS step only."""
+    return wildcards.weighting == "-mmd" and importance_sampling(wildcards.dataset)
+
+
+def counts_query(dataset, mmd=False):
+    """Whether runs on this dataset start with the bin counts (marginals) query: by MMD, the
+    embedding query replaces it (and the learner estimates bin counts from the weighted source).
+    """
+    return (
+        mechanisms.get(config["mechanism"]).asks_counts(importance_sampling(dataset))
+        and not mmd
+    )
 
 
 def mechanism(wildcards):
@@ -113,6 +131,15 @@ def mechanism(wildcards):
 def benchmark_setting(wildcards, key):
     """redraw or val_fraction: the benchmark's own, else the global one."""
     return settings.benchmark_setting(config, spec(wildcards), key)
+
+
+def embedding_mechanism(wildcards):
+    """The plan of Pb. 1's query by MMD: a Gaussian release with the bin counts query's share of
+    eps, eps / (T+1), and the run's delta (mechanisms.MeanEmbedding)."""
+    plan = mechanisms.MeanEmbedding(
+        settings.parse_eps(wildcards.eps), config["delta"], n_val(wildcards), T
+    )
+    return plan.param() | {"secret_digest": SECRET_DIGEST}
 
 
 def n_val(wildcards):
@@ -142,18 +169,26 @@ def block_dir(wildcards):
     return f"{wildcards.dataset}/{wildcards.seeds}"
 
 
+def eps_dir(wildcards):
+    return f"eps{wildcards.eps}{wildcards.weighting}"
+
+
 def model_file(wildcards, variant, t):
     if t == 0:
         return f"{R}/learner/{block_dir(wildcards)}/h0.npz"
-    return f"{R}/learner/{block_dir(wildcards)}/eps{wildcards.eps}/{variant_dir(variant, t)}/model_t{t}.npz"
+    return f"{R}/learner/{block_dir(wildcards)}/{eps_dir(wildcards)}/{variant_dir(variant, t)}/model_t{t}.npz"
 
 
 def answer_file(wildcards, variant, t):
-    return f"{R}/oracle/{block_dir(wildcards)}/eps{wildcards.eps}/{variant_dir(variant, t)}/errors_t{t}.npz"
+    return f"{R}/oracle/{block_dir(wildcards)}/{eps_dir(wildcards)}/{variant_dir(variant, t)}/errors_t{t}.npz"
 
 
 def counts_file(wildcards):
     return f"{R}/oracle/{block_dir(wildcards)}/eps{wildcards.eps}/marginals.npz"
+
+
+def embedding_file(wildcards):
+    return f"{R}/oracle/{block_dir(wildcards)}/eps{wildcards.eps}-mmd/embedding.npz"
 
 
 def previous_ledger(wildcards):
@@ -163,6 +198,8 @@ def previous_ledger(wildcards):
         return answer_file(wildcards, wildcards.variant, t - 1).replace(
             ".npz", ".ledger.csv"
         )
+    if by_mmd(wildcards):
+        return embedding_file(wildcards).replace(".npz", ".ledger.csv")
     if counts_query(wildcards.dataset):
         return counts_file(wildcards).replace(".npz", ".ledger.csv")
     return []
@@ -179,6 +216,11 @@ def ctg_csv(wildcards):
 
 
 def reweight_inputs(wildcards):
+    if by_mmd(wildcards):
+        return {
+            "embedding": embedding_file(wildcards),
+            "maps": f"{R}/learner/{block_dir(wildcards)}/feature_map.npz",
+        }
     inputs = {}
     if counts_query(wildcards.dataset):
         inputs["bins"] = (
@@ -198,12 +240,12 @@ def evaluated_models(wildcards):
     }
 
 
-def run_ledgers():
+def run_ledgers(weighting=""):
     """The ledger of every run's last query (it holds the run's earlier queries too)."""
     last = T - 1
     return sorted(
         {
-            f"{R}/oracle/{d}/{b}/eps{e}/{variant_dir(v, last)}/errors_t{last}.ledger.csv"
+            f"{R}/oracle/{d}/{b}/eps{e}{weighting}/{variant_dir(v, last)}/errors_t{last}.ledger.csv"
             for d in config["datasets"]
             for b in BLOCKS
             for e in EPSILONS

@@ -21,17 +21,37 @@ rule make_bins:
         "../workflow_scripts/make_bins.py"
 
 
+# The random Fourier feature map of each run (expril/rff.py), from the source, handed to the
+# curator for Pb. 1 by MMD (oracle_embedding) and DP-MERF (rules/synthetic.smk).
+rule feature_maps:
+    input:
+        source=rules.generate_data.output.source,
+    output:
+        f"{R}/learner/{{dataset}}/{{seeds}}/feature_map.npz",
+    log:
+        f"{R}/logs/feature_maps/{{dataset}}/{{seeds}}.log",
+    benchmark:
+        f"{R}/benchmarks/feature_maps/{{dataset}}/{{seeds}}.tsv"
+    conda:
+        "../envs/expril.yaml"
+    params:
+        code=package_code("feature_maps"),
+        n_features=config["comparison"]["random_features"],
+    script:
+        "../workflow_scripts/feature_maps.py"
+
+
 rule reweight_source:
     input:
         unpack(reweight_inputs),
         source=rules.generate_data.output.source,
     output:
-        weights=f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/weights.npz",
-        bins=f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/error_bins.npz",
+        weights=f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}/weights.npz",
+        bins=f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}/error_bins.npz",
     log:
-        f"{R}/logs/reweight_source/{{dataset}}/{{seeds}}/eps{{eps}}.log",
+        f"{R}/logs/reweight_source/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}.log",
     benchmark:
-        f"{R}/benchmarks/reweight_source/{{dataset}}/{{seeds}}/eps{{eps}}.tsv"
+        f"{R}/benchmarks/reweight_source/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}.tsv"
     conda:
         "../envs/expril.yaml"
     params:
@@ -65,14 +85,16 @@ rule estimate_labels:
         models=lambda wc: [model_file(wc, wc.variant, l) for l in equation_blocks(wc)],
         answers=lambda wc: [answer_file(wc, wc.variant, l) for l in equation_blocks(wc)],
         counts=lambda wc: (
-            counts_file(wc) if mechanisms.get(config["mechanism"]).uses_counts else []
+            counts_file(wc)
+            if mechanisms.get(config["mechanism"]).uses_counts and not by_mmd(wc)
+            else []
         ),
     output:
-        f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/{{variant}}/labels_t{{t}}.npz",
+        f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}/{{variant}}/labels_t{{t}}.npz",
     log:
-        f"{R}/logs/estimate_labels/{{dataset}}/{{seeds}}/eps{{eps}}/{{variant}}/t{{t}}.log",
+        f"{R}/logs/estimate_labels/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}/{{variant}}/t{{t}}.log",
     benchmark:
-        f"{R}/benchmarks/estimate_labels/{{dataset}}/{{seeds}}/eps{{eps}}/{{variant}}/t{{t}}.tsv"
+        f"{R}/benchmarks/estimate_labels/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}/{{variant}}/t{{t}}.tsv"
     conda:
         "../envs/expril.yaml"
     resources:
@@ -81,6 +103,7 @@ rule estimate_labels:
         code=package_code("estimate_labels"),
         solver=config["labels"],
         mechanism=mechanism,
+        n_val=n_val,
     script:
         "../workflow_scripts/estimate_labels.py"
 
@@ -91,11 +114,11 @@ rule train_hypothesis:
         weights=rules.reweight_source.output.weights,
         labels=rules.estimate_labels.output[0],
     output:
-        f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/{{variant}}/model_t{{t}}.npz",
+        f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}/{{variant}}/model_t{{t}}.npz",
     log:
-        f"{R}/logs/train_hypothesis/{{dataset}}/{{seeds}}/eps{{eps}}/{{variant}}/t{{t}}.log",
+        f"{R}/logs/train_hypothesis/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}/{{variant}}/t{{t}}.log",
     benchmark:
-        f"{R}/benchmarks/train_hypothesis/{{dataset}}/{{seeds}}/eps{{eps}}/{{variant}}/t{{t}}.tsv"
+        f"{R}/benchmarks/train_hypothesis/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}/{{variant}}/t{{t}}.tsv"
     conda:
         "../envs/expril.yaml"
     threads: 1

@@ -25,6 +25,28 @@ rule oracle_marginals:
         "../workflow_scripts/oracle_marginals.py"
 
 
+# Pb. 1's query by MMD (`-mmd` runs, docs/synthetic.md): the target's features' mean embedding in
+# the learner's random features, in place of oracle_marginals.
+rule oracle_embedding:
+    input:
+        target_val=rules.split_target.output.val,
+        maps=rules.feature_maps.output[0],
+    output:
+        answers=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}-mmd/embedding.npz",
+        ledger=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}-mmd/embedding.ledger.csv",
+    log:
+        f"{R}/logs/oracle_embedding/{{dataset}}/{{seeds}}/eps{{eps}}.log",
+    benchmark:
+        f"{R}/benchmarks/oracle_embedding/{{dataset}}/{{seeds}}/eps{{eps}}.tsv"
+    conda:
+        "../envs/expril.yaml"
+    params:
+        code=package_code("oracle_embedding"),
+        mechanism=embedding_mechanism,
+    script:
+        "../workflow_scripts/oracle_embedding.py"
+
+
 rule oracle_errors:
     input:
         target_val=rules.split_target.output.val,
@@ -32,19 +54,19 @@ rule oracle_errors:
         model=lambda wc: model_file(wc, wc.variant, int(wc.t)),
         previous_ledger=previous_ledger,
     output:
-        answers=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}/{{variant}}/errors_t{{t}}.npz",
-        ledger=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}/{{variant}}/errors_t{{t}}.ledger.csv",
+        answers=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}/{{variant}}/errors_t{{t}}.npz",
+        ledger=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}/{{variant}}/errors_t{{t}}.ledger.csv",
     log:
-        f"{R}/logs/oracle_errors/{{dataset}}/{{seeds}}/eps{{eps}}/{{variant}}/t{{t}}.log",
+        f"{R}/logs/oracle_errors/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}/{{variant}}/t{{t}}.log",
     benchmark:
-        f"{R}/benchmarks/oracle_errors/{{dataset}}/{{seeds}}/eps{{eps}}/{{variant}}/t{{t}}.tsv"
+        f"{R}/benchmarks/oracle_errors/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}/{{variant}}/t{{t}}.tsv"
     conda:
         "../envs/expril.yaml"
     resources:
         mem_mb=memory_mb(),
     params:
         code=package_code("oracle_errors"),
-        query=lambda wc: f"eps{wc.eps}/{wc.variant}/errors_t{wc.t}",
+        query=lambda wc: f"{eps_dir(wc)}/{wc.variant}/errors_t{wc.t}",
         mechanism=mechanism,
     script:
         "../workflow_scripts/oracle_errors.py"

@@ -44,16 +44,17 @@ def test_scripts_reach_the_functions_they_call_and_those_these_use(project):
 
 
 def test_an_edit_changes_the_digest_of_exactly_the_scripts_that_run_it(project):
-    assert changed_by(project, "training.py", "return x, y, (w / totals",
-                      "return x, y, 2 * (w / totals") == {"train_hypothesis", "reference_models",
-                                                                  "calibrate_reference"}
+    assert changed_by(project, "training.py", "return x, (w / totals",
+                      "return x, 2 * (w / totals") == {"train_hypothesis", "reference_models", "train_llp",
+                                                         "train_aim", "train_dpmerf", "calibrate_reference"}
     assert changed_by(project, "steps.py", "def _accuracy(model, data):\n    return",
                       "def _accuracy(model, data):\n    return 1 -") == {"evaluate_hypotheses", "reference_models",
-                                                                          "calibrate_reference"}
-    # settings: format_eps is used by the tables only (also the ambiguity report), n_val by the split (also in
-    # identification) and Table 1
+                                                                      "evaluate_rival", "calibrate_reference"}
+    # settings: format_eps is used by the tables only (the ambiguity report's too), n_val by the split, Table 1
+    # and the identification
     assert changed_by(project, "settings.py", "str(int(eps))", "str(round(eps))") == {"aggregate_results",
-                                                                                       "report_ambiguity"}
+                                                                                      "compare_methods",
+                                                                                      "report_ambiguity"}
     assert changed_by(project, "settings.py", "round(n_target * val_fraction)",
                       "int(n_target * val_fraction)") == {"split_target", "aggregate_results",
                                                                        "calibrate_reference"}
@@ -63,24 +64,25 @@ def test_an_edit_changes_the_digest_of_exactly_the_scripts_that_run_it(project):
 
 @pytest.mark.parametrize("statement", ['np.seterr(all="raise")', '_OLD = np.seterr(all="raise")'])
 def test_what_an_imported_module_runs_counts_though_the_script_uses_none_of_its_names(project, statement):
-    # issue #16: every step script imports steps, which imports datasets; aggregate_results (report)
-    # and a script importing settings only do not import datasets
+    # issue #16: every step script imports steps, which imports datasets; aggregate_results (report),
+    # compare_methods (comparison) and a script importing settings only do not import datasets
     (project / "workflow_scripts/settings_only.py").write_text(
         "from expril import settings\n\nprint(settings.format_eps(1))\n")
     every = set(digests(project))
     assert changed_by(project, "datasets.py", "\nLABEL_COLUMNS", f"\n{statement}\nLABEL_COLUMNS") \
-        == every - {"settings_only", "aggregate_results"}
+        == every - {"settings_only", "aggregate_results", "compare_methods"}
     # training is imported inside steps._train, so by the processes that train only
     assert changed_by(project, "training.py", "\nALIGN", f"\n{statement}\nALIGN") \
-        == {"train_hypothesis", "reference_models"}
+        == {"train_hypothesis", "reference_models", "train_llp", "train_aim", "train_dpmerf"}
 
 
 def test_decorators_and_classes_count_where_their_module_is_imported(project):
     # make_bins runs one @timed step, but importing steps calls timed on each; aggregate_results
-    # does not import steps
+    # and compare_methods do not import steps
     every = set(digests(project))
     assert changed_by(project, "steps.py", "    @functools.wraps(step)",
-                      "    step.timed = True\n    @functools.wraps(step)") == every - {"aggregate_results"}
+                      "    step.timed = True\n    @functools.wraps(step)") == every - {"aggregate_results",
+                                                                                    "compare_methods"}
     # a class registered by a decorator and reached through the registry, not by its name
     (project / "expril/plugins.py").write_text(
         "REGISTRY = {}\n\n\ndef register(cls):\n    REGISTRY[cls.__name__] = cls\n    return cls\n\n\n"
@@ -91,8 +93,8 @@ def test_decorators_and_classes_count_where_their_module_is_imported(project):
 
 
 def test_comments_docstrings_layout_and_unused_code_change_no_digest(project):
-    assert changed_by(project, "training.py", "return x, y, (w / totals",
-                      "# a comment\n    return x, y, (w  /  totals") == set()
+    assert changed_by(project, "training.py", "return x, (w / totals",
+                      "# a comment\n    return x, (w  /  totals") == set()
     assert changed_by(project, "steps.py", '"""One function', '"""Reworded: one function') == set()
     assert changed_by(project, "settings.py", "Size of the target's", "Size of the") == set()
     # an assignment of a literal runs no code: it counts where used, not where imported
@@ -116,5 +118,5 @@ def test_every_script_rule_declares_the_digest_of_its_own_script():
     scripts = {name: re.search(r'script:\s+"\.\./workflow_scripts/(\w+)\.py"', body) for name, body in rules}
     declared = {name: re.search(r'code=package_code\("(\w+)"\)', body) for name, body in rules}
     checked = {name for name, script in scripts.items() if script}
-    assert len(checked) == 15
+    assert len(checked) == 27
     assert all(declared[name] and declared[name].group(1) == scripts[name].group(1) for name in checked)

@@ -185,3 +185,17 @@ def test_write_all(tmp_path):
     assert len(pd.read_csv(out["privacy_ledger"])) == 4
     md = out["table2_md"].read_text()
     assert "85.0 ± 7.1" in md and "| A | paper | 1 | 2 | 1 |" in md
+
+
+def test_figure1_band_is_one_sample_std_around_the_mean():
+    """seaborn's errorbar='sd' band: mean ± std (ddof 1) over runs, in points from mean h*."""
+    import matplotlib.pyplot as plt
+    long = _long()
+    fig, ax = plt.subplots()
+    runs = long[(long.method == "expril") & (long.eps == 1)]
+    report._panel(ax, runs, 0.9, T)
+    band = ax.collections[0].get_paths()[0].vertices      # C-ExPriL's band
+    at_t2 = band[band[:, 0] == 2, 1]
+    c = 100 * (np.array([0.7, 0.8]) - 0.9)                # C at eps 1 ends at 0.7 and 0.8
+    assert sorted(set(np.round(at_t2, 6))) == pytest.approx([c.mean() - c.std(ddof=1), c.mean() + c.std(ddof=1)])
+    plt.close(fig)

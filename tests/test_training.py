@@ -132,7 +132,7 @@ def test_bad_training_inputs_are_refused():
         train(x, y, -w, SHALLOW, [1, 2])
     with pytest.raises(ValueError, match="init seeds"):
         train(x, y, w, SHALLOW, [1])
-    with pytest.raises(ValueError, match="must both be"):
+    with pytest.raises(ValueError, match="must all be"):
         train(x, y[:, :10], w, SHALLOW, [1, 2])
     with pytest.raises(ValueError, match="'cpu', 'cuda' or 'auto'"):
         train(x, y, w, SHALLOW, [1, 2], device="gpu")

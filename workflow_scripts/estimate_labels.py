@@ -14,4 +14,5 @@ steps.estimate_labels(
     solver=snakemake.params.solver,
     mechanism=snakemake.params.mechanism,
     counts_path=snakemake.input.get("counts"),
+    n_val=snakemake.params.n_val,
 )

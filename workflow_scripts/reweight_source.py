@@ -13,4 +13,6 @@ steps.reweight_source(
     mechanism=snakemake.params.mechanism,
     bins_path=snakemake.input.get("bins"),
     marginals_path=snakemake.input.get("marginals"),
+    embedding_path=snakemake.input.get("embedding"),
+    maps_path=snakemake.input.get("maps"),
 )

@@ -1,0 +1,141 @@
+# Helpers of the comparison's rules (rules/compare.smk, rules/synthetic.smk, docs/comparison.md):
+# the compared methods and the rivals' privacy plans and inputs.
+
+COMPARISON = config["comparison"]
+EXPRIL = {
+    "C": "C",
+    "I": "I",
+    "C-mmd": "C",
+    "I-mmd": "I",
+}  # compared ExPriL method: its variant
+for _method in COMPARISON["methods"]:
+    if _method in EXPRIL and EXPRIL[_method] not in config["variants"]:
+        raise ValueError(
+            f"config: comparison: methods lists {_method}-ExPriL, which 'variants' does not run"
+        )
+RIVALS = [m for m in COMPARISON["methods"] if m not in EXPRIL]
+
+
+def llp_mechanism(wildcards):
+    """LLP's plan: the `counts` mechanism for one iteration, its bin counts query and its error
+    query on h_0 = 1 spending the run's eps (lambda = 2d/eps)."""
+    s = spec(wildcards)
+    plan = mechanisms.Counts(
+        settings.parse_eps(wildcards.eps),
+        config["delta"],
+        settings.feature_count(s),
+        1,
+        s["importance_sampling"],
+    )
+    return plan.param() | {"secret_digest": SECRET_DIGEST}
+
+
+def llp_bins_per_feature(wildcards):
+    """q by the paper's signal-to-noise rule, for LLP's noise."""
+    b = config["bins"]
+    return settings.bins_per_feature(
+        n_val(wildcards),
+        settings.feature_count(spec(wildcards)),
+        1,
+        settings.parse_eps(wildcards.eps),
+        b["snr"],
+        b["noiseless"],
+    )
+
+
+def dpsgd_mechanism(wildcards):
+    """DP-SGD's plan: Poisson batches of the training's expected size on the validation split, the
+    config's delta, clipping and epochs."""
+    d = COMPARISON["dpsgd"]
+    plan = mechanisms.DPSGD(
+        settings.parse_eps(wildcards.eps),
+        config["delta"],
+        settings.sample_rate(n_val(wildcards), config["training"]["batch_size"]),
+        d["epochs"],
+        d["max_grad_norm"],
+    )
+    return plan.param() | {"secret_digest": SECRET_DIGEST}
+
+
+def rival_model(wildcards):
+    return {
+        "llp": rules.train_llp.output[0],
+        "dpsgd": rules.train_dpsgd.output.model,
+        "aim": rules.train_aim.output[0],
+        "dpmerf": rules.train_dpmerf.output.model,
+    }[wildcards.rival]
+
+
+def compared(pattern, **wildcards):
+    return expand(
+        pattern, dataset=config["datasets"], seeds=BLOCKS, eps=EPSILONS, **wildcards
+    )
+
+
+def mmd_runs(pattern, **wildcards):
+    """ExPriL's files with Pb. 1 by MMD: the eps<e>-mmd/ runs on datasets with an IS step, the
+    plain ones (no Pb. 1 to replace) elsewhere."""
+    return sorted(
+        {
+            f
+            for d in config["datasets"]
+            for f in expand(
+                pattern,
+                dataset=d,
+                seeds=BLOCKS,
+                eps=EPSILONS,
+                weighting="-mmd" if importance_sampling(d) else "",
+                **wildcards,
+            )
+        }
+    )
+
+
+def comparison_inputs(wildcards):
+    """Every compared method's accuracies and ledgers, and the references."""
+    release = {
+        "llp": rules.oracle_proportions.output.ledger,
+        "dpsgd": rules.train_dpsgd.output.ledger,
+        "aim": rules.aim_release.output.ledger,
+        "dpmerf": rules.dpmerf_release.output.ledger,
+    }
+    inputs = {
+        "reference": expand(
+            rules.reference_models.output.accuracy,
+            dataset=config["datasets"],
+            seeds=BLOCKS,
+        ),
+        "rivals": compared(rules.evaluate_rival.output[0], rival=RIVALS),
+        "expril": [],
+        "ledgers": [f for rival in RIVALS for f in compared(release[rival])],
+        "expril_mmd": [],
+        "mmd_ledgers": [],
+    }
+    if set(COMPARISON["methods"]) & {"C", "I"}:
+        inputs["expril"] = compared(rules.evaluate_hypotheses.output[0], weighting="")
+        inputs["ledgers"] += run_ledgers()
+    if set(COMPARISON["methods"]) & {"C-mmd", "I-mmd"}:
+        inputs["expril_mmd"] = mmd_runs(rules.evaluate_hypotheses.output[0])
+        # The ledger of every run's last query, which holds its earlier queries too.
+        inputs["mmd_ledgers"] = mmd_runs(
+            rules.oracle_errors.output.ledger,
+            t=T - 1,
+            variant=[variant_dir(v, T - 1) for v in config["variants"]],
+        )
+    return inputs
+
+
+def dpmerf_mechanism(wildcards):
+    """DP-MERF's plan: one Gaussian release with the run's (eps, delta)."""
+    plan = mechanisms.DPMERF(
+        settings.parse_eps(wildcards.eps), config["delta"], n_val(wildcards)
+    )
+    return plan.param() | {"secret_digest": SECRET_DIGEST}
+
+
+def aim_mechanism(wildcards):
+    """AIM's (or MST's) plan: one release in pure DP with the run's eps (its delta unspent)."""
+    plan = mechanisms.get(COMPARISON["aim"]["algorithm"])(
+        settings.parse_eps(wildcards.eps), config["delta"]
+    )
+    return plan.param() | {"secret_digest": SECRET_DIGEST}

@@ -1,0 +1,14 @@
+from expril.joblog import setup_logging
+
+setup_logging(snakemake.log[0])
+# After the redirect, so that an import error reaches the job's log.
+from expril import steps  # noqa: E402
+
+steps.oracle_proportions(
+    val_path=snakemake.input.target_val,
+    bins_path=snakemake.input.bins,
+    out_path=snakemake.output.answers,
+    ledger_path=snakemake.output.ledger,
+    name=snakemake.wildcards.dataset,
+    mechanism=snakemake.params.mechanism,
+)

@@ -1,0 +1,19 @@
+from expril.joblog import setup_logging
+
+setup_logging(snakemake.log[0])
+# After the redirect, so that an import error reaches the job's log.
+from expril import steps  # noqa: E402
+
+steps.train_dpmerf(
+    maps_path=snakemake.input.maps,
+    release_path=snakemake.input.release,
+    out_path=snakemake.output.model,
+    samples_path=snakemake.output.samples,
+    generator=snakemake.params.generator,
+    hidden=snakemake.params.hidden,
+    training=snakemake.params.training,
+    init_key=snakemake.params.init_key,
+    rows=snakemake.params.rows,
+    device=snakemake.params.device,
+    threads=snakemake.threads,
+)

@@ -1,0 +1,19 @@
+from expril.joblog import setup_logging
+
+setup_logging(snakemake.log[0])
+# After the redirect, so that an import error reaches the job's log.
+from expril import steps  # noqa: E402
+
+steps.train_dpsgd(
+    val_path=snakemake.input.target_val,
+    source_path=snakemake.input.source,
+    out_path=snakemake.output.model,
+    ledger_path=snakemake.output.ledger,
+    name=snakemake.wildcards.dataset,
+    hidden=snakemake.params.hidden,
+    lr=snakemake.params.lr,
+    batch_size=snakemake.params.batch_size,
+    mechanism=snakemake.params.mechanism,
+    init_key=snakemake.params.init_key,
+    threads=snakemake.threads,
+)
