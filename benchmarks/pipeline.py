@@ -265,13 +265,17 @@ def section_h(cores, runs=EXTENDED_RUNS, epsilons=None):
     jobs, o = job_times(results), overhead(results, wall, cores)
     config = yaml.safe_load((ROOT / "config/extended.yaml").read_text())
     n_eps = len(epsilons or config["epsilons"])
-    lines = [f"`.venv/bin/snakemake compare --configfile config/extended.yaml --config {' '.join(settings)}` from an"
-             f" empty results folder: {len(jobs)} jobs, 7 datasets × {n_eps} ε × {runs} runs, ExPriL (C, I), LLP,"
-             f" DP-SGD, AIM, DP-MERF and ExPriL by MMD (C, I): **{wall / 60:.1f} min** wall on {cores} cores"
-             f" ({o['step']:.0f} s inside the"
-             f" steps, {o['startup']:.0f} s start-up and imports, {o['idle']:.0f} s idle cores; largest job"
-             f" {o['peak']['rule']}, {o['peak']['max_rss_mb']:.0f} MB).\n",
-             "Each method's jobs, in seconds of job wall time (start-up included; step time after the slash) per"
+    return [f"`.venv/bin/snakemake compare --configfile config/extended.yaml --config {' '.join(settings)}` from an"
+            f" empty results folder: {len(jobs)} jobs, 7 datasets × {n_eps} ε × {runs} runs, ExPriL (C, I), LLP,"
+            f" DP-SGD, AIM, DP-MERF and ExPriL by MMD (C, I): **{wall / 60:.1f} min** wall on {cores} cores"
+            f" ({o['step']:.0f} s inside the steps, {o['startup']:.0f} s start-up and imports, {o['idle']:.0f} s idle"
+            f" cores; largest job {o['peak']['rule']}, {o['peak']['max_rss_mb']:.0f} MB).\n",
+            *method_costs(jobs, runs, n_eps)]
+
+
+def method_costs(jobs, runs, n_eps):
+    """Each method's share of the comparison's job times (job_times), per run and eps, as a table."""
+    lines = ["Each method's jobs, in seconds of job wall time (start-up included; step time after the slash) per"
              " run and ε, averaged over the ε values; ExPriL, LLP and DP-MERF train a seed block's networks as one"
              " batched model, DP-SGD and AIM one run after the other (expril/dpsgd.py, expril/aim.py). AIM reads"
              " ExPriL's bins (make_bins, counted under ExPriL); ExPriL by MMD is what its eps<ε>-mmd runs add"

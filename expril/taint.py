@@ -35,6 +35,7 @@ ROLES = {
     "reference_models": "evaluator",
     "aggregate_results": "evaluator",
     "publish_summary": "evaluator",
+    "publish_comparison": "evaluator",
     "evaluate_rival": "evaluator",
     "compare_methods": "evaluator",
     "compare": "evaluator",

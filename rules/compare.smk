@@ -12,6 +12,7 @@ wildcard_constraints:
 
 localrules:
     compare_methods,
+    publish_comparison,
 
 
 rule llp_bins:
@@ -159,3 +160,24 @@ rule compare_methods:
 rule compare:
     input:
         rules.compare_methods.output,
+
+
+# Not part of `compare`: after the extended study, `snakemake publish_comparison --configfile
+# config/extended.yaml` copies its small outputs into summary/comparison/ (committed).
+rule publish_comparison:
+    input:
+        [
+            rules.compare_methods.output[name]
+            for name in ("comparison_csv", "comparison_md", "tests", "figure_png")
+        ],
+    output:
+        "summary/comparison/comparison.csv",
+        "summary/comparison/comparison.md",
+        "summary/comparison/comparison_tests.csv",
+        "summary/comparison/privacy_utility.png",
+    log:
+        f"{R}/logs/publish_comparison.log",
+    conda:
+        "../envs/expril.yaml"
+    shell:
+        "(mkdir -p summary/comparison && for f in {input}; do cp $f summary/comparison/; done) 2> {log}"
