@@ -107,6 +107,7 @@ def test_report_shows_which_verdicts_a_reading_changes(config):
     assert "| CTG-B | 1DP-C | 70.1 ± 3.8 |" in markdown and "v350t350 (configured)" in markdown
 
 
+@pytest.mark.slow
 def test_ambiguity_plan_runs_each_reading_on_its_own_benchmarks_and_keeps_the_privacy_boundary():
     """On a tiny configuration (A and C, 2 runs): one module per reading, each writing below its
     own folder, on the datasets its choice touches; the report reads every reading's accuracies."""

@@ -15,6 +15,7 @@ RIVAL_RULES = {"llp_bins", "oracle_proportions", "train_llp", "train_dpsgd", "ev
                "aim_release", "train_aim", "dpmerf_release", "train_dpmerf", "feature_maps", "oracle_embedding"}
 
 
+@pytest.mark.slow
 def test_the_extended_study_plans_every_method_dataset_and_eps():
     config = yaml.safe_load((ROOT / "config/extended.yaml").read_text())
     assert config["epsilons"] == [0.1, 0.3, 1, 3, 10, "inf"]
@@ -27,10 +28,12 @@ def test_the_extended_study_plans_every_method_dataset_and_eps():
     assert n["train_hypothesis"] == 3 * (cells + mmd) and n["compare_methods"] == 1 and "aggregate_results" not in n
 
 
+@pytest.mark.slow
 def test_the_paper_protocol_plans_no_rival():
     assert not RIVAL_RULES & set(counts(plan()))
 
 
+@pytest.mark.slow
 def test_the_comparison_passes_the_taint_audit_with_its_releases(monkeypatch):
     monkeypatch.chdir(ROOT)
     p = taint.plan(["compare", *SMOKE])
@@ -46,6 +49,7 @@ def test_the_comparison_passes_the_taint_audit_with_its_releases(monkeypatch):
     assert {job.rule for job in p.jobs if set(job.output) & set(tainted)} >= {"evaluate_rival", "compare_methods"}
 
 
+@pytest.mark.slow
 def test_a_compared_variant_that_is_not_run_is_refused(tmp_path):
     (tmp_path / "c.yaml").write_text(yaml.safe_dump({"variants": ["I"]}))
     result = snakemake("--dry-run", "compare", *EXTENDED, str(tmp_path / "c.yaml"), check=False)

@@ -120,6 +120,7 @@ def test_exprils_columns_cannot_reach_the_choice():
         identify.summarise(runs.assign(C=0.9), PAPER)
 
 
+@pytest.mark.slow
 def test_identification_jobs_read_no_oracle_learner_or_evaluation_file():
     """On Snakemake's own plan for `identify`: every input of every job is the CTG data, the
     paper's table or a calibration file; none lies under oracle/, learner/, eval/ or reference/,

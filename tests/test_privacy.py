@@ -81,6 +81,7 @@ def test_noise_depends_on_the_secret_and_the_whole_query_and_is_reproducible(mon
     assert oracle.secret() == oracle.DEMO_SECRET
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", [[], ["--configfile", "tests/smoke.yaml"], ["--config", "mechanism=counts"]])
 def test_taint_audit_passes_the_workflow_and_sees_the_target_flow(args, monkeypatch):
     monkeypatch.chdir(ROOT)
@@ -152,6 +153,7 @@ def described(violations):
     return {(v.rule, Path(v.chain[0]).name, v.chain[1::2], Path(v.file).name) for v in violations}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", MISWIRINGS)
 def test_taint_audit_catches_a_miswired_learner(tmp_path, name):
     edits, rules, read = MISWIRINGS[name]
@@ -162,6 +164,7 @@ def test_taint_audit_catches_a_miswired_learner(tmp_path, name):
     assert not any(str(tmp_path) in entry for entry in [*sys.path, os.environ.get("PYTHONPATH", "")])
 
 
+@pytest.mark.slow
 def test_a_learner_rule_copying_target_val_is_caught_without_a_reader(tmp_path):
     # Nothing reads its output: it is in the plan only when asked for.
     p = taint.plan([*miswired_copy(tmp_path, [COPY_RULE]), "results/learner/A/0-4/validation.npz"])
@@ -169,6 +172,7 @@ def test_a_learner_rule_copying_target_val_is_caught_without_a_reader(tmp_path):
     assert described(violations) == {("stage_validation", "target_val.npz", (), "target_val.npz")}
 
 
+@pytest.mark.slow
 def test_taint_audit_command_fails_on_a_miswired_learner(tmp_path):
     edits = MISWIRINGS["train_hypothesis reads h*"][0]
     result = subprocess.run([sys.executable, "-m", "expril.taint", *miswired_copy(tmp_path, edits)],

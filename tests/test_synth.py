@@ -146,6 +146,7 @@ def toy_table(n=2000, seed=0):
     return x, y, edges
 
 
+@pytest.mark.slow
 def test_aim_without_noise_reproduces_its_measured_marginals():
     x, y, edges = toy_table()
     model, spent = aim.fit(x, y, edges, math.inf)
@@ -167,6 +168,7 @@ def joint_counts(ids, y, size):
     return joint
 
 
+@pytest.mark.slow
 def test_aim_with_noise_spends_what_opendp_accounts_and_releases_no_null_category():
     x, y, edges = toy_table(800, 2)
     model, spent = aim.fit(x[:, :2], y, edges[:2], 1.0)

@@ -18,6 +18,7 @@ def eps_dirs(jobs):
     return {part for job in jobs for f in job["output"] for part in f.split("/") if part.startswith("eps")}
 
 
+@pytest.mark.slow
 def test_full_config_plans_every_run_variant_and_epsilon():
     config = yaml.safe_load((ROOT / "config.yaml").read_text())
     assert config["datasets"] == DATASETS and config["runs"] == 100
@@ -168,6 +169,7 @@ def test_schema_rejects_what_would_fail_later(change, expected):
 @pytest.mark.parametrize("target", ["results/smoke/eval/Z/0-1/eps1/accuracy.csv",       # Z: not configured
                                     "results/smoke/eval/A/0-1/eps1.2.3/accuracy.csv",   # not an eps
                                     "results/smoke/eval/A/0-1/eps0.5/accuracy.csv"])    # not configured
+@pytest.mark.slow
 def test_a_path_outside_the_configuration_matches_no_rule(target):
     result = snakemake("--dry-run", target, "--configfile", "tests/smoke.yaml", check=False)
     assert result.returncode != 0 and f"No rule to produce {target}" in result.stdout + result.stderr
