@@ -104,25 +104,22 @@ def by_mmd(wildcards):
     return wildcards.weighting == "-mmd" and importance_sampling(wildcards.dataset)
 
 
-def counts_query(dataset, mmd=False):
-    """Whether runs on this dataset start with the bin counts (marginals) query: by MMD, the
-    embedding query replaces it (and the learner estimates bin counts from the weighted source).
-    """
-    return (
-        mechanisms.get(config["mechanism"]).asks_counts(importance_sampling(dataset))
-        and not mmd
-    )
+def counts_query(dataset):
+    """Whether runs on this dataset start with the bin counts (marginals) query (by MMD, the
+    embedding query replaces it: callers check by_mmd first)."""
+    return mechanisms.get(config["mechanism"]).asks_counts(importance_sampling(dataset))
 
 
-def mechanism(wildcards):
+def mechanism(wildcards, name=None, iterations=T):
     """The privacy plan of this dataset's runs at this eps (expril.mechanisms): the one param of
-    every rule that releases or reads released answers."""
+    every rule that releases or reads released answers. `name` and `iterations` give another
+    plan on the same bins (LLP's: counts for one iteration)."""
     s = spec(wildcards)
-    plan = mechanisms.get(config["mechanism"])(
+    plan = mechanisms.get(name or config["mechanism"])(
         settings.parse_eps(wildcards.eps),
         config["delta"],
         settings.feature_count(s),
-        T,
+        iterations,
         s["importance_sampling"],
     )
     return plan.param() | {"secret_digest": SECRET_DIGEST}
@@ -148,12 +145,13 @@ def n_val(wildcards):
     )
 
 
-def bins_per_feature(wildcards):
+def bins_per_feature(wildcards, iterations=T):
+    """q by the paper's signal-to-noise rule for the noise of a plan of `iterations` iterations."""
     b = config["bins"]
     return settings.bins_per_feature(
         n_val(wildcards),
         settings.feature_count(spec(wildcards)),
-        T,
+        iterations,
         settings.parse_eps(wildcards.eps),
         b["snr"],
         b["noiseless"],

@@ -19,28 +19,12 @@ RIVALS = [m for m in COMPARISON["methods"] if m not in EXPRIL]
 def llp_mechanism(wildcards):
     """LLP's plan: the `counts` mechanism for one iteration, its bin counts query and its error
     query on h_0 = 1 spending the run's eps (lambda = 2d/eps)."""
-    s = spec(wildcards)
-    plan = mechanisms.Counts(
-        settings.parse_eps(wildcards.eps),
-        config["delta"],
-        settings.feature_count(s),
-        1,
-        s["importance_sampling"],
-    )
-    return plan.param() | {"secret_digest": SECRET_DIGEST}
+    return mechanism(wildcards, "counts", iterations=1)
 
 
 def llp_bins_per_feature(wildcards):
     """q by the paper's signal-to-noise rule, for LLP's noise."""
-    b = config["bins"]
-    return settings.bins_per_feature(
-        n_val(wildcards),
-        settings.feature_count(spec(wildcards)),
-        1,
-        settings.parse_eps(wildcards.eps),
-        b["snr"],
-        b["noiseless"],
-    )
+    return bins_per_feature(wildcards, iterations=1)
 
 
 def dpsgd_mechanism(wildcards):
