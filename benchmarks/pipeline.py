@@ -2,6 +2,8 @@
 
     .venv/bin/python -m benchmarks.pipeline               # everything (about two hours on 2 cores)
     .venv/bin/python -m benchmarks.pipeline --parts de    # only parts d and e (d alone about an hour), keeping the others
+    .venv/bin/python -m benchmarks.pipeline --parts h --extended-runs 3 --extended-reuse
+                                                          # h from the study already in results/extended
 
 Figures: (a) wall time of the full reproduction and of the smoke configuration; (b) the share
 of wall time outside the steps' own work, from per-job timings; (c) no-op rerun and dry-run
@@ -258,19 +260,27 @@ def section_g():
                     f" {r.spread:.1f} |" for r in cells.itertuples()]
 
 
-def section_h(cores, runs=EXTENDED_RUNS, epsilons=None):
+def section_h(cores, runs=EXTENDED_RUNS, epsilons=None, reuse=False):
+    """The comparison study from an empty results folder, or (`reuse`) the job benchmarks of the
+    one already in results/extended, built by earlier invocations: per-method costs, no wall time."""
     results = "results/extended"
     settings = [f"runs={runs}"] + ([f"epsilons=[{','.join(epsilons)}]"] if epsilons else [])
-    wall = fresh_run(results, "compare", "--configfile", "config/extended.yaml", config=settings)
-    jobs, o = job_times(results), overhead(results, wall, cores)
+    command = f"`.venv/bin/snakemake compare --configfile config/extended.yaml --config {' '.join(settings)}`"
+    wall = None if reuse else fresh_run(results, "compare", "--configfile", "config/extended.yaml", config=settings)
+    jobs = job_times(results)
     config = yaml.safe_load((ROOT / "config/extended.yaml").read_text())
     n_eps = len(epsilons or config["epsilons"])
-    return [f"`.venv/bin/snakemake compare --configfile config/extended.yaml --config {' '.join(settings)}` from an"
-            f" empty results folder: {len(jobs)} jobs, 7 datasets × {n_eps} ε × {runs} runs, ExPriL (C, I), LLP,"
-            f" DP-SGD, AIM, DP-MERF and ExPriL by MMD (C, I): **{wall / 60:.1f} min** wall on {cores} cores"
-            f" ({o['step']:.0f} s inside the steps, {o['startup']:.0f} s start-up and imports, {o['idle']:.0f} s idle"
-            f" cores; largest job {o['peak']['rule']}, {o['peak']['max_rss_mb']:.0f} MB).\n",
-            *method_costs(jobs, runs, n_eps)]
+    study = (f"{len(jobs)} jobs, 7 datasets × {n_eps} ε × {runs} runs, ExPriL (C, I), LLP, DP-SGD, AIM, DP-MERF and"
+             f" ExPriL by MMD (C, I)")
+    if wall is None:
+        head = (f"{command}, its jobs' own benchmarks in {results}, which earlier invocations built (no single wall"
+                f" time; {jobs.wall.sum() / 60:.0f} job-minutes in all): {study}.\n")
+    else:
+        o = overhead(results, wall, cores)
+        head = (f"{command} from an empty results folder: {study}: **{wall / 60:.1f} min** wall on {cores} cores"
+                f" ({o['step']:.0f} s inside the steps, {o['startup']:.0f} s start-up and imports, {o['idle']:.0f} s"
+                f" idle cores; largest job {o['peak']['rule']}, {o['peak']['max_rss_mb']:.0f} MB).\n")
+    return [head, *method_costs(jobs, runs, n_eps)]
 
 
 def method_costs(jobs, runs, n_eps):
@@ -313,6 +323,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--extended-runs", type=int, default=EXTENDED_RUNS, help="runs of part h's comparison study")
     parser.add_argument("--extended-epsilons", help="part h's eps values, comma-separated (default: the study's)")
+    parser.add_argument("--extended-reuse", action="store_true",
+                        help="part h from the job benchmarks already in results/extended, without a fresh run")
     parser.add_argument("--parts", default="abcdegh",
                         help="parts to measure (letters; a also gives b and f), the others are kept from RESULTS.md;"
                              " default: all, about two hours on 2 cores. 'g' and the no-op rerun of 'c' need a"
@@ -328,7 +340,8 @@ def main():
                "g": ("Early stopping against 100 fixed epochs", section_g),
                "h": ("The comparison study: wall time and cost per method",
                      lambda: section_h(cores, args.extended_runs,
-                                       args.extended_epsilons and args.extended_epsilons.split(",")))}
+                                       args.extended_epsilons and args.extended_epsilons.split(","),
+                                       args.extended_reuse))}
     kept = sections(OUT.read_text()) if OUT.exists() else {}
     for key, (title, measure) in runners.items():
         if key[0] in args.parts:

@@ -19,7 +19,8 @@ LEDGER_METHODS = {"oracle_marginals": ["C", "I"], "oracle_errors": ["C", "I"], "
 # ExPriL's runs with Pb. 1 by MMD (docs/synthetic.md) have their own files and ledgers.
 MMD = {"C": "C-mmd", "I": "I-mmd"}
 RUN_COLUMNS = ["dataset", "seed", "method", "eps", "accuracy"]
-TABLE_COLUMNS = ["dataset", "method", "eps", "eps_spent", "delta", "neighbours", "mean", "std", "n_runs"]
+TABLE_COLUMNS = ["dataset", "method", "eps", "eps_spent", "delta", "neighbours", "mechanisms", "mean", "std",
+                 "n_runs"]
 LEVEL = 0.05
 
 
@@ -40,18 +41,23 @@ def runs_table(expril, rivals, reference, methods, iterations, expril_mmd=None):
                             else c, kind="mergesort", ignore_index=True)
 
 
+def _joined(values):
+    return "; ".join(sorted(set(values)))
+
+
 def privacy(ledger, methods=None):
     """Per dataset, method and eps budget: the largest eps and delta a run spent in total, as its
-    mechanism composes them, and the neighbour relation. A ledger's rows account for the methods
+    mechanism composes them, the neighbour relation and the mechanisms that spent it (which tell
+    AIM from MST where MST stands in for it). A ledger's rows account for the methods
     LEDGER_METHODS gives their rule, or for `methods` (ExPriL's runs with Pb. 1 by MMD)."""
     method = ledger.rule.map(LEDGER_METHODS) if methods is None else pd.Series([methods] * len(ledger), ledger.index,
                                                                                  dtype=object)
     rows = ledger.assign(method=method).explode("method")
     per_run = rows.groupby(["dataset", "method", "eps_budget", "seed"]).agg(
         eps_spent=("eps_total", "max"), delta=("delta_total", "max"),
-        neighbours=("neighbours", lambda v: "; ".join(sorted(set(v)))))
+        neighbours=("neighbours", _joined), mechanisms=("mechanism", _joined))
     spent = per_run.groupby(level=[0, 1, 2]).agg(eps_spent=("eps_spent", "max"), delta=("delta", "max"),
-                                                 neighbours=("neighbours", "first"))
+                                                 neighbours=("neighbours", "first"), mechanisms=("mechanisms", _joined))
     return spent.reset_index().rename(columns={"eps_budget": "eps"})
 
 
@@ -62,7 +68,8 @@ def comparison_table(runs, spent):
         lambda a: pd.Series(report.accuracy_stats(a))).unstack().reset_index()
     table = table.merge(spent, on=["dataset", "method", "eps"], how="left")
     ref = table.method.isin(REFERENCES)
-    table.loc[ref, ["eps_spent", "delta", "neighbours"]] = [0.0, 0.0, "none (non-private reference)"]
+    table.loc[ref, ["eps_spent", "delta", "neighbours", "mechanisms"]] = [0.0, 0.0, "none (non-private reference)",
+                                                                         "none"]
     return table.astype({"n_runs": int})[TABLE_COLUMNS]
 
 
@@ -85,6 +92,14 @@ def paired_tests(runs, baseline="C"):
         rows.append({"dataset": dataset, "eps": eps, "method": method, "n_pairs": len(pairs),
                      "difference": difference.mean(), "p_value": p, "verdict": verdict})
     return pd.DataFrame(rows, columns=["dataset", "eps", "method", "n_pairs", "difference", "p_value", "verdict"])
+
+
+def leaders(table, methods):
+    """Per dataset and eps, the compared method(s) with the highest mean accuracy, and that mean."""
+    compared = table[table.method.isin(methods)]
+    best = compared[compared["mean"] == compared.groupby(["dataset", "eps"])["mean"].transform("max")]
+    return best.groupby(["dataset", "eps"], sort=False).agg(
+        methods=("method", lambda m: ", ".join(NAMES[x] for x in m)), mean=("mean", "first"))
 
 
 def _eps_text(eps):
@@ -119,12 +134,20 @@ def markdown(table, tests, methods, datasets):
     for dataset in shown:
         lines.append(f"| {dataset} | " + " | ".join(_cell(cells.get((dataset, math.inf, m)), {}) for m in REFERENCES)
                      + " |")
+    top = leaders(table, methods)
+    eps_values = sorted(top.index.get_level_values("eps").unique())
+    lines += ["", "Highest mean per dataset and ε (ties listed):", "",
+              "| Dataset | " + " | ".join(_eps_text(e) for e in eps_values) + " |", "|---|" + "---|" * len(eps_values)]
+    for dataset in shown:
+        lines.append(f"| {dataset} | " + " | ".join(
+            f"{top.loc[(dataset, e), 'methods']} ({top.loc[(dataset, e), 'mean']:.1f})" if (dataset, e) in top.index
+            else "n/a" for e in eps_values) + " |")
     lines += ["", "Non-private references: ĥ* trained on the curator's validation split with its labels, h0* its "
               "majority class.", "", "Privacy spent per run, from the ledgers (largest over datasets and runs):", "",
-              "| method | neighbours | ε budget | ε spent | δ spent |", "|---|---|---|---|---|"]
+              "| method | mechanisms | neighbours | ε budget | ε spent | δ spent |", "|---|---|---|---|---|---|"]
     private = table[~table.method.isin(REFERENCES)]
     for (method, eps), group in private.groupby(["method", "eps"], sort=False):
-        lines.append(f"| {NAMES[method]} | {group.neighbours.iloc[0]} | {_eps_text(eps)} | "
+        lines.append(f"| {NAMES[method]} | {group.mechanisms.iloc[0]} | {group.neighbours.iloc[0]} | {_eps_text(eps)} | "
                      f"{group.eps_spent.max():.4g} | {group.delta.max():.3g} |")
     lines += ["", "Paired tests against C-ExPriL (difference: method − C-ExPriL, points):", "",
               "| Dataset | ε | method | runs | difference | p | verdict |", "|---|---|---|---|---|---|---|"]

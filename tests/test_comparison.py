@@ -65,6 +65,7 @@ def test_the_table_has_each_methods_accuracy_and_privacy(tmp_path):
     for method, eps_spent, delta in [("C", 1.0, 0.0), ("I", 1.0, 0.0), ("llp", 1.0, 0.0), ("dpsgd", dp_eps, 1e-5)]:
         row = table.loc[(method, 1.0)]
         assert (row.eps_spent, row.delta, row.neighbours) == (pytest.approx(eps_spent), delta, mechanisms.RECORD)
+    assert [table.loc[(m, 1.0), "mechanisms"] for m in ("C", "llp", "dpsgd")] == ["counts", "counts", "dpsgd"]
     assert table.loc[("h_star", INF), "neighbours"].startswith("none")
     assert np.isnan(table.loc[("C", INF), "eps_spent"])       # no ledger given for eps = inf here
 
@@ -89,7 +90,15 @@ def test_markdown_marks_significant_cells_and_lists_privacy(tmp_path):
     assert "| A | 1 | 75.0 ± 3.7 | 75.0 ± 3.7 | 80.0 ± 3.7 ▲ | 65.0 ± 3.7 ▼ |" in md
     assert "| A | ∞ |" in md and "| B |" not in md
     assert "| A | 90.0 ± 0.0 | 50.0 ± 0.0 |" in md
-    assert "| DP-SGD | add/remove one record | 1 |" in md and "over 6 runs" in md and "6 tests" in md
+    assert "| Dataset | 1 | ∞ |\n|---|---|---|\n| A | LLP (80.0) | LLP (80.0) |" in md     # the highest means
+    assert "| DP-SGD | dpsgd | add/remove one record | 1 |" in md and "over 6 runs" in md and "6 tests" in md
+
+
+def test_leaders_are_the_highest_means_with_ties(tmp_path):
+    runs = _runs(["C", "I", "dpsgd"])
+    table = comparison.comparison_table(runs, comparison.privacy(_ledger(tmp_path)[0]))
+    top = comparison.leaders(table, ["C", "I", "dpsgd"])
+    assert top.loc[("A", 1.0)].tolist() == ["C-ExPriL, I-ExPriL", pytest.approx(75.0)]
 
 
 def test_eps_positions_put_no_privacy_beyond_the_largest_eps():
@@ -129,4 +138,5 @@ def test_expril_by_mmd_has_its_own_runs_and_ledger(tmp_path):
         book = ledger.record(tmp_path / f"{t + 1}.csv", book, "A", range(6), f"eps1-mmd/both/errors_t{t}",
                              "oracle_errors", errors)
     spent = comparison.privacy(book, ["C-mmd"])
-    assert spent[["method", "eps", "eps_spent", "delta"]].values.tolist() == [["C-mmd", 1.0, 1.0, 1e-5]]
+    assert spent[["method", "eps", "eps_spent", "delta", "mechanisms"]].values.tolist() == [
+        ["C-mmd", 1.0, 1.0, 1e-5, "counts; rff-embedding"]]

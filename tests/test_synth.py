@@ -169,10 +169,14 @@ def joint_counts(ids, y, size):
 
 
 @pytest.mark.slow
-def test_aim_with_noise_spends_what_opendp_accounts_and_releases_no_null_category():
+@pytest.mark.parametrize("algorithm", aim.ALGORITHMS)
+def test_aim_with_noise_spends_what_opendp_accounts_and_releases_no_null_category(algorithm):
     x, y, edges = toy_table(800, 2)
-    model, spent = aim.fit(x[:, :2], y, edges[:2], 1.0)
+    model, spent = aim.fit(x[:, :2], y, edges[:2], 1.0, algorithm)
     assert spent == pytest.approx(1.0) and spent <= 1.0
+    if algorithm == "mst":      # a spanning tree of pairs over the three columns
+        assert len(model.cliques) == 2 and all(len(c) == 2 for c in model.cliques)
+        assert set().union(*model.cliques) == set(aim.columns(2))
     # OpenDP adds a null category to every column; the released records never hold it.
     assert [model.domain[c] for c in aim.columns(2)] == [len(edges[0]) + 2, len(edges[1]) + 2, 3]
     sizes = binning.bin_counts(edges[:2]).tolist() + [2]
