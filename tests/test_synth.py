@@ -243,6 +243,25 @@ def test_aim_ends_on_the_remainder_of_its_budget_instead_of_failing():
         guarded(d_out=0.01, d_measure=0.09)
 
 
+def test_mst_selects_within_a_budget_its_rounding_cannot_exceed():
+    given = []
+    margined = aim._select_within_budget(lambda *args, d_out, **kwargs: given.append(d_out))
+    margined("domain", d_out=0.004999999999999996, num_selections=25)
+    assert 0.004999999999999996 * (1 - 2e-9) < given[0] < 0.004999999999999996
+
+
+@pytest.mark.slow
+def test_mst_releases_a_spanning_tree_on_many_columns_at_small_eps():
+    # 25 features and the label at eps = 0.1: without the margin OpenDP's MST refuses its own
+    # selection (dataset E at eps = 0.1 in the comparison).
+    g = np.random.default_rng(0)
+    y = g.integers(0, 2, 700)
+    x = g.normal(size=(700, 25)) + 0.5 * y[:, None]
+    model, spent = aim.fit(x, y, binning.make_bins(g.normal(size=(700, 25)), 2), 0.1, "mst")
+    assert spent <= 0.1 and len(model.cliques) == 25 and all(len(c) == 2 for c in model.cliques)
+    assert set().union(*model.cliques) == set(aim.columns(25))
+
+
 def test_without_released_counts_the_weighted_source_supplies_them(tmp_path):
     # Under `counts` with Pb. 1 by MMD no bin counts are released: the learner divides the error
     # counts by n' times the weighted source's bin masses. On a source equal to the target with
