@@ -273,8 +273,10 @@ def section_h(cores, runs=EXTENDED_RUNS, epsilons=None, reuse=False):
     study = (f"{len(jobs)} jobs, 7 datasets × {n_eps} ε × {runs} runs, ExPriL (C, I), LLP, DP-SGD, AIM, DP-MERF and"
              f" ExPriL by MMD (C, I)")
     if wall is None:
+        minutes = jobs.wall.sum() / 60
         head = (f"{command}, its jobs' own benchmarks in {results}, which earlier invocations built (no single wall"
-                f" time; {jobs.wall.sum() / 60:.0f} job-minutes in all): {study}.\n")
+                f" time: {minutes:.0f} job-minutes in all, so at least {minutes / cores:.0f} min wall on {cores} cores):"
+                f" {study}.\n")
     else:
         o = overhead(results, wall, cores)
         head = (f"{command} from an empty results folder: {study}: **{wall / 60:.1f} min** wall on {cores} cores"
