@@ -118,9 +118,8 @@ def dpmerf_mechanism(wildcards):
 
 
 def aim_mechanism(wildcards):
-    """AIM's (or MST's) plan: one release in pure DP with the run's eps (its delta unspent); MST
-    below `mst_below_eps`, where AIM's rounds are out of reach (docs/synthetic.md)."""
-    eps, options = settings.parse_eps(wildcards.eps), COMPARISON["aim"]
-    algorithm = "mst" if eps < options["mst_below_eps"] else options["algorithm"]
-    plan = mechanisms.get(algorithm)(eps, config["delta"])
+    """AIM's (or MST's) plan: one release in pure DP with the run's eps (its delta unspent)."""
+    plan = mechanisms.get(COMPARISON["aim"]["algorithm"])(
+        settings.parse_eps(wildcards.eps), config["delta"]
+    )
     return plan.param() | {"secret_digest": SECRET_DIGEST}

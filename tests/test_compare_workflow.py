@@ -81,7 +81,7 @@ def test_the_smoke_comparison_writes_every_output(extended_smoke):
     assert (methods.eps_spent <= methods.eps).all() and set(methods.neighbours) == {"add/remove one record"}
     assert set(methods[methods.method == "dpsgd"].delta) == {1e-5, 0.0}     # delta at eps = 1, none at inf
     assert set(methods[methods.method == "aim"].delta) == {0.0}             # pure DP
-    assert set(methods[methods.method == "aim"].mechanisms) == {"aim"}      # no eps below mst_below_eps
+    assert set(methods[methods.method == "aim"].mechanisms) == {"aim"}
     assert set(methods[methods.method == "dpmerf"].delta) == {1e-5, 0.0}
     # By MMD, the embedding spends delta where there is an IS step (C, CTG-B), at eps = 1.
     mmd = methods[(methods.method == "C-mmd") & (methods.eps == 1)].set_index("dataset")
@@ -102,7 +102,6 @@ def test_the_smoke_comparison_reruns_only_what_a_change_needs(extended_smoke, tm
     assert counts(pending(extended_smoke, tmp_path, {"comparison": {"methods": ["C", "llp"]}})) == {"compare_methods": 1}
     assert counts(pending(extended_smoke, tmp_path, {"comparison": {"dpsgd": {"epochs": 6}}})) == {
         "train_dpsgd": 6, "evaluate_rival": 6, "compare_methods": 1}
-    # MST in AIM's place up to eps 3: AIM's jobs at eps 1 only (at inf nothing is spent either way).
-    jobs = pending(extended_smoke, tmp_path, {"comparison": {"aim": {"mst_below_eps": 3}}})
-    assert counts(jobs) == {"aim_release": 3, "train_aim": 3, "evaluate_rival": 3, "compare_methods": 1}
-    assert all("/eps1/" in f for job in jobs if job["rule"] != "compare_methods" for f in job["output"])
+    # MST in AIM's place: AIM's jobs only.
+    assert counts(pending(extended_smoke, tmp_path, {"comparison": {"aim": {"algorithm": "mst"}}})) == {
+        "aim_release": 6, "train_aim": 6, "evaluate_rival": 6, "compare_methods": 1}
