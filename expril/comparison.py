@@ -47,8 +47,8 @@ def _joined(values):
 
 def privacy(ledger, methods=None):
     """Per dataset, method and eps budget: the largest eps and delta a run spent in total, as its
-    mechanism composes them, the neighbour relation and the mechanisms that spent it (which tell
-    AIM from MST where MST stands in for it). A ledger's rows account for the methods
+    mechanism composes them, the neighbour relation and the mechanisms that spent it (AIM's or
+    MST's, say). A ledger's rows account for the methods
     LEDGER_METHODS gives their rule, or for `methods` (ExPriL's runs with Pb. 1 by MMD)."""
     method = ledger.rule.map(LEDGER_METHODS) if methods is None else pd.Series([methods] * len(ledger), ledger.index,
                                                                                  dtype=object)
@@ -134,6 +134,8 @@ def markdown(table, tests, methods, datasets):
     for dataset in shown:
         lines.append(f"| {dataset} | " + " | ".join(_cell(cells.get((dataset, math.inf, m)), {}) for m in REFERENCES)
                      + " |")
+    lines += ["", "Non-private references: ĥ* trained on the curator's validation split with its labels, h0* its "
+              "majority class."]
     top = leaders(table, methods)
     eps_values = sorted(top.index.get_level_values("eps").unique())
     lines += ["", "Highest mean per dataset and ε (ties listed):", "",
@@ -142,8 +144,7 @@ def markdown(table, tests, methods, datasets):
         lines.append(f"| {dataset} | " + " | ".join(
             f"{top.loc[(dataset, e), 'methods']} ({top.loc[(dataset, e), 'mean']:.1f})" if (dataset, e) in top.index
             else "n/a" for e in eps_values) + " |")
-    lines += ["", "Non-private references: ĥ* trained on the curator's validation split with its labels, h0* its "
-              "majority class.", "", "Privacy spent per run, from the ledgers (largest over datasets and runs):", "",
+    lines += ["", "Privacy spent per run, from the ledgers (largest over datasets and runs):", "",
               "| method | mechanisms | neighbours | ε budget | ε spent | δ spent |", "|---|---|---|---|---|---|"]
     private = table[~table.method.isin(REFERENCES)]
     for (method, eps), group in private.groupby(["method", "eps"], sort=False):
