@@ -3,12 +3,14 @@
 # docs/comparison.md). See README.md.
 from snakemake.utils import min_version
 
+from expril.workflow.config import readable_yaml
+
 min_version("9.0")
 
 
-configfile: "config.yaml"
+configfile: readable_yaml("config.yaml")
 # The readings identified from the paper's h* and h0* (rules/identify.smk, docs/identification.md).
-configfile: "data/identification/choice.yaml"
+configfile: readable_yaml("data/identification/choice.yaml")
 
 
 report: "report/workflow.rst"

@@ -2,23 +2,24 @@
 
 Run from the repository root: .venv/bin/python -m benchmarks.dp_audit  (about 3 minutes)
 """
+
 import math
 import time
 from pathlib import Path
 
-from expril.audit import DIRICHLET_DELTA, MECHANISMS, audit_table
 from expril.io import save_text
+from expril.privacy.audit import AUDITED, DIRICHLET_DELTA, audit_table
 
-SAMPLES = 1_500_000   # per data set: half selects the event, half bounds it
+SAMPLES = 1_500_000  # per data set: half selects the event, half bounds it
 BIN_SIZES, SCALES = (1, 2, 3, 5, 10, 50), (1, 2, 5)
-RECORD_MECHANISMS = tuple(m for m in MECHANISMS if m != "dirichlet")
+RECORD_MECHANISMS = tuple(m for m in AUDITED if m != "dirichlet")
 # Small bins, where no sigma exists, and large ones, where the Beta draw is used.
 DIRICHLET_BIN_SIZES = (2, 5, 10, 100, 1000)
 OUTPUT = Path("docs/privacy_audit.md")
 
 INTRO = """# Empirical privacy audit of the oracle
 
-Produced by `.venv/bin/python -m benchmarks.dp_audit` (expril/audit.py, {samples:,} draws per
+Produced by `.venv/bin/python -m benchmarks.dp_audit` (expril/privacy/audit.py, {samples:,} draws per
 data set, seed 0, {seconds:.0f} s); do not edit by hand.
 
 ## What is audited
@@ -26,7 +27,7 @@ data set, seed 0, {seconds:.0f} s); do not edit by hand.
 One feature with one bin: the data set D has N records in it, D' is D less one record. Two
 cases, each in both orders (D vs D' and D' vs D): the removed record is the bin's only error
 (D has 1 error), or its only correct record (D has N - 1 errors). The mechanisms' own releases
-(`expril/mechanisms.py`) are sampled; each row is one mechanism at one noise scale lambda:
+(`expril/privacy/mechanisms.py`) are sampled; each row is one mechanism at one noise scale lambda:
 
 - `paper`: Eq. 7, `Paper.release_errors`, clip((E + Lap(lambda)) / N, 0, 1). Claimed eps: 1/lambda (the
   paper's Lemma).
@@ -73,7 +74,7 @@ Neighbours change one label: the bin keeps its N records and D' has one more err
 (1/lambda, {delta:g}): per data set it searches sigma (Section 3 of Iyer et al. 2016) and draws
 Beta(sigma E, sigma (N - E)), or, where no sigma meets the claim, falls back to
 clip((E + Lap(1/eps)) / N, 0, 1). The pairs audited, each in both orders, are grouped by what
-releases them (`expril.audit.dirichlet_pairs`): `fallback` (E = 0 vs 1), `switch` (E* - 1, the
+releases them (`expril.privacy.audit.dirichlet_pairs`): `fallback` (E = 0 vs 1), `switch` (E* - 1, the
 largest count falling back, vs E*, the smallest drawn), `Beta edge` (E* vs E* + 1) and
 `Beta middle` (N/2 vs N/2 + 1); a bin with no sigma for any count has the fallback row only.
 
@@ -90,23 +91,46 @@ def fmt(x):
 
 
 def markdown(table):
-    header = ["mechanism", "bin size N", "scale lambda", "claimed eps", "exact eps",
-              "eps lower (95 %)", "event S", "D vs D'"]
+    header = [
+        "mechanism",
+        "bin size N",
+        "scale lambda",
+        "claimed eps",
+        "exact eps",
+        "eps lower (95 %)",
+        "event S",
+        "D vs D'",
+    ]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in table.itertuples():
-        cells = [row.mechanism, row.bin_size, f"{row.scale:g}", fmt(row.claimed_eps),
-                 fmt(row.exact_eps), fmt(row.eps_lower), f"`{row.event}`", row.neighbours]
+        cells = [
+            row.mechanism,
+            row.bin_size,
+            f"{row.scale:g}",
+            fmt(row.claimed_eps),
+            fmt(row.exact_eps),
+            fmt(row.eps_lower),
+            f"`{row.event}`",
+            row.neighbours,
+        ]
         lines.append("| " + " | ".join(str(c) for c in cells) + " |")
     return "\n".join(lines) + "\n"
 
 
 def dirichlet_markdown(table):
-    header = ["bin size N", "1/eps", "pairs", "claimed eps", "claimed delta", "eps lower (95 %)",
-              "event S", "D vs D'"]
+    header = ["bin size N", "1/eps", "pairs", "claimed eps", "claimed delta", "eps lower (95 %)", "event S", "D vs D'"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in table.itertuples():
-        cells = [row.bin_size, f"{row.scale:g}", row.pairs, fmt(row.claimed_eps), f"{row.claimed_delta:g}",
-                 fmt(row.eps_lower), f"`{row.event}`", row.neighbours]
+        cells = [
+            row.bin_size,
+            f"{row.scale:g}",
+            row.pairs,
+            fmt(row.claimed_eps),
+            f"{row.claimed_delta:g}",
+            fmt(row.eps_lower),
+            f"`{row.event}`",
+            row.neighbours,
+        ]
         lines.append("| " + " | ".join(str(c) for c in cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -118,8 +142,7 @@ def dirichlet_summary(table):
         text = f"`{kind}`: {len(over)} of {len(rows)} settings above the claim"
         if len(over):
             worst = over.loc[(over.eps_lower - over.claimed_eps).idxmax()]
-            text += (f" (worst: N = {worst.bin_size}, claimed {worst.claimed_eps:.3f}, eps >= "
-                     f"{worst.eps_lower:.3f})")
+            text += f" (worst: N = {worst.bin_size}, claimed {worst.claimed_eps:.3f}, eps >= {worst.eps_lower:.3f})"
         parts.append(text)
     return "; ".join(parts) + ".\n"
 
@@ -129,9 +152,11 @@ def summary(table):
     over = paper[paper.eps_lower > paper.claimed_eps]
     excess = over.eps_lower - over.claimed_eps
     counts = table[table.mechanism != "paper"]
-    text = (f"The `counts` releases stay below their claim in "
-            f"{(counts.eps_lower <= counts.claimed_eps).sum()} of {len(counts)} settings, their "
-            f"bound reaching {(counts.eps_lower / counts.claimed_eps).min():.0%} of the claim or more. ")
+    text = (
+        f"The `counts` releases stay below their claim in "
+        f"{(counts.eps_lower <= counts.claimed_eps).sum()} of {len(counts)} settings, their "
+        f"bound reaching {(counts.eps_lower / counts.claimed_eps).min():.0%} of the claim or more. "
+    )
     if over.empty:
         return text + "No `paper` bound exceeds the Lemma's claim at this sample size.\n"
     worst = over.loc[excess.idxmax()]
@@ -141,7 +166,8 @@ def summary(table):
         f"largest excess is {excess.max():.3f} (N = {worst.bin_size}, lambda = {worst.scale:g}: "
         f"eps >= {worst.eps_lower:.3f} at 95 % against a claimed {worst.claimed_eps:.3f}, exact "
         f"{worst.exact_eps:.3f}). On large bins the excess, ln(N/(N-1)) - 1/(N lambda), is too "
-        f"small to detect.\n")
+        f"small to detect.\n"
+    )
 
 
 def main():
@@ -149,9 +175,17 @@ def main():
     table = audit_table(RECORD_MECHANISMS, BIN_SIZES, SCALES, SAMPLES, seed=0)
     dirichlet = audit_table(["dirichlet"], DIRICHLET_BIN_SIZES, SCALES, SAMPLES, seed=0)
     seconds = time.perf_counter() - start
-    save_text(OUTPUT, INTRO.format(samples=SAMPLES, seconds=seconds) + summary(table) + "\n"
-              + markdown(table) + DIRICHLET.format(delta=DIRICHLET_DELTA) + dirichlet_summary(dirichlet)
-              + "\n" + dirichlet_markdown(dirichlet))
+    save_text(
+        OUTPUT,
+        INTRO.format(samples=SAMPLES, seconds=seconds)
+        + summary(table)
+        + "\n"
+        + markdown(table)
+        + DIRICHLET.format(delta=DIRICHLET_DELTA)
+        + dirichlet_summary(dirichlet)
+        + "\n"
+        + dirichlet_markdown(dirichlet),
+    )
     print(f"wrote {OUTPUT} in {seconds:.0f} s")
 
 

@@ -8,6 +8,7 @@ the real one (cosine, length ratio; features scaled by the real validation split
 Reads the study's files only (curator/ and learner/.../dpmerf/samples.npz): an evaluator's look,
 never part of the workflow.
 """
+
 import sys
 from pathlib import Path
 
@@ -24,8 +25,10 @@ def class_difference(x, y, scale):
 def main(results="results/extended", dataset="CTG-A", seeds="0-2", epsilons="1,inf"):
     curator = Path(results) / "curator" / dataset / seeds
     val, test = np.load(curator / "target_val.npz"), np.load(curator / "target_test.npz")
-    print("| seed | data | accuracy on the real test split | 5-fold accuracy on itself | class-mean cosine | "
-          "class-mean length ratio |\n|---|---|---|---|---|---|")
+    print(
+        "| seed | data | accuracy on the real test split | 5-fold accuracy on itself | class-mean cosine | "
+        "class-mean length ratio |\n|---|---|---|---|---|---|"
+    )
     for b, seed in enumerate(val["seeds"]):
         x, y = val["x"][b], val["y"][b]
         scaler, scale = StandardScaler().fit(x), x.std(0) + 1e-12
@@ -40,8 +43,10 @@ def main(results="results/extended", dataset="CTG-A", seeds="0-2", epsilons="1,i
             own = cross_val_score(LogisticRegression(max_iter=5000), scaler.transform(xs), ys, cv=5).mean()
             diff = class_difference(xs, ys, scale)
             cosine = diff @ real / np.linalg.norm(diff) / np.linalg.norm(real)
-            print(f"| {seed} | {name} | {accuracy:.3f} | {own:.3f} | {cosine:.2f} | "
-                  f"{np.linalg.norm(diff) / np.linalg.norm(real):.2f} |")
+            print(
+                f"| {seed} | {name} | {accuracy:.3f} | {own:.3f} | {cosine:.2f} | "
+                f"{np.linalg.norm(diff) / np.linalg.norm(real):.2f} |"
+            )
 
 
 if __name__ == "__main__":

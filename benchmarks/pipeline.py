@@ -1,7 +1,8 @@
 """Measure the workflow on this machine and write benchmarks/RESULTS.md.
 
     .venv/bin/python -m benchmarks.pipeline               # everything (about two hours on 2 cores)
-    .venv/bin/python -m benchmarks.pipeline --parts de    # only parts d and e (d alone about an hour), keeping the others
+    .venv/bin/python -m benchmarks.pipeline --parts de    # only parts d and e (d alone about an hour),
+                                                          # keeping the others
     .venv/bin/python -m benchmarks.pipeline --parts h --extended-runs 3 --extended-reuse
                                                           # h from the study already in results/extended
 
@@ -12,6 +13,7 @@ iteration's cost against n and d; (f) peak memory of the largest job; (g) what e
 does to Table 2 against fixed 100-epoch training on the same runs; (h) the comparison study
 (config/extended.yaml, EXTENDED_RUNS runs): its wall time and each method's cost per run.
 """
+
 import argparse
 import os
 import platform
@@ -35,10 +37,20 @@ SUBSET = ["runs=10", "seed_block=10"]
 EXTENDED_RUNS = 10
 # The jobs each compared method runs (ExPriL's C and I share h_0, h_1 and their queries); the data,
 # the split, h* and the evaluations serve every method.
-METHOD_RULES = {"ExPriL (C and I)": ["make_bins", "oracle_marginals", "reweight_source", "oracle_errors",
-                                     "estimate_labels", "train_hypothesis"],
-                "LLP": ["llp_bins", "oracle_proportions", "train_llp"], "DP-SGD": ["train_dpsgd"],
-                "AIM": ["aim_release", "train_aim"], "DP-MERF": ["dpmerf_release", "train_dpmerf"]}
+METHOD_RULES = {
+    "ExPriL (C and I)": [
+        "make_bins",
+        "oracle_marginals",
+        "reweight_source",
+        "oracle_errors",
+        "estimate_labels",
+        "train_hypothesis",
+    ],
+    "LLP": ["llp_bins", "oracle_proportions", "train_llp"],
+    "DP-SGD": ["train_dpsgd"],
+    "AIM": ["aim_release", "train_aim"],
+    "DP-MERF": ["dpmerf_release", "train_dpmerf"],
+}
 # ExPriL with Pb. 1 by MMD: its embedding query and the jobs of its eps<e>-mmd/ runs (C, D, E, CTG-B).
 MMD_RULES = ["oracle_embedding"]
 
@@ -46,8 +58,13 @@ MMD_RULES = ["oracle_embedding"]
 def snakemake(*args):
     """Run Snakemake in the repository; return its wall time in seconds."""
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "snakemake", *args], cwd=ROOT, check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        [sys.executable, "-m", "snakemake", *args],
+        cwd=ROOT,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     return time.perf_counter() - start
 
 
@@ -59,9 +76,16 @@ def fresh_run(results, *args, config=()):
 
 
 def machine():
-    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                if line.startswith("model name")), platform.processor())
+    cpu = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("model name")
+        ),
+        platform.processor(),
+    )
     import torch
+
     return f"{os.cpu_count()} cores, {cpu}, Python {platform.python_version()}, torch {torch.__version__}"
 
 
@@ -75,9 +99,16 @@ def job_times(results):
         log = ROOT / results / "logs" / tsv.relative_to(ROOT / results / "benchmarks").with_suffix(".log")
         step = re.findall(r"step seconds: ([0-9.]+)", log.read_text()) if log.exists() else []
         eps = next((part[3:] for part in parts if part.startswith("eps")), None)
-        rows.append({"rule": rule, "dataset": parts[0] if parts else None, "eps": eps,
-                     "wall": bench["s"], "max_rss_mb": bench["max_rss"],
-                     "step": float(step[-1]) if step else 0.0})
+        rows.append(
+            {
+                "rule": rule,
+                "dataset": parts[0] if parts else None,
+                "eps": eps,
+                "wall": bench["s"],
+                "max_rss_mb": bench["max_rss"],
+                "step": float(step[-1]) if step else 0.0,
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -103,13 +134,15 @@ def batched_vs_single():
     config = yaml.safe_load((ROOT / "config.yaml").read_text())
     n_nets = config["seed_block"]
     last = n_nets - 1
-    # The step's own time goes to {o}.seconds, to show what start-up adds; expril.training is
+    # The step's own time goes to {o}.seconds, to show what start-up adds; expril.method.training is
     # imported first because the step would otherwise import torch inside the timing.
-    call = ("from expril import steps, training; import time, yaml; c = yaml.safe_load(open('config.yaml'));"
-            "start = time.perf_counter();"
-            "steps.reference_models('{v}', '{t}', '{o}.csv', '{o}.npz', '{name}',"
-            " c['benchmarks']['{name}']['hidden'], c['training'], 'cpu', 1);"
-            "open('{o}.seconds', 'w').write(str(time.perf_counter() - start))")
+    call = (
+        "from expril import steps, training; import time, yaml; c = yaml.safe_load(open('config.yaml'));"
+        "start = time.perf_counter();"
+        "evaluator.reference_models('{v}', '{t}', '{o}.csv', '{o}.npz', '{name}',"
+        " c['benchmarks']['{name}']['hidden'], c['training'], 'cpu', 1);"
+        "open('{o}.seconds', 'w').write(str(time.perf_counter() - start))"
+    )
     env = dict(os.environ, PYTHONPATH=str(ROOT))
 
     def run(name, v, t, o):
@@ -121,24 +154,41 @@ def batched_vs_single():
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        targets = [tmp / f"curator/{name}/0-{last}/target_{k}.npz" for name in config["datasets"] for k in ("val", "test")]
+        targets = [
+            tmp / f"curator/{name}/0-{last}/target_{k}.npz" for name in config["datasets"] for k in ("val", "test")
+        ]
         snakemake("--config", f"runs={n_nets}", f"seed_block={n_nets}", f"results={tmp}", "--", *map(str, targets))
         for name in config["datasets"]:
             split = {k: tmp / f"curator/{name}/0-{last}/target_{k}.npz" for k in ("val", "test")}
             for k, path in split.items():
                 arrays = np.load(path)
                 for b in range(n_nets):
-                    np.savez(tmp / f"{name}_{k}{b}.npz", x=arrays["x"][b:b + 1], y=arrays["y"][b:b + 1],
-                             seeds=arrays["seeds"][b:b + 1])
+                    np.savez(
+                        tmp / f"{name}_{k}{b}.npz",
+                        x=arrays["x"][b : b + 1],
+                        y=arrays["y"][b : b + 1],
+                        seeds=arrays["seeds"][b : b + 1],
+                    )
             batched, batched_step = run(name, split["val"], split["test"], tmp / f"{name}_block")
-            single, single_step = sum(run(name, tmp / f"{name}_val{b}.npz", tmp / f"{name}_test{b}.npz", tmp / f"{name}_single{b}")
-                         for b in range(n_nets))
+            single, single_step = sum(
+                run(name, tmp / f"{name}_val{b}.npz", tmp / f"{name}_test{b}.npz", tmp / f"{name}_single{b}")
+                for b in range(n_nets)
+            )
             block = pd.read_csv(tmp / f"{name}_block.csv")["h_star"].tolist()
             alone = [pd.read_csv(tmp / f"{name}_single{b}.csv")["h_star"].item() for b in range(n_nets)]
             print(f"(d) {name}: batched {batched:.1f} s, one at a time {single:.1f} s", flush=True)
-            rows.append({"dataset": name, "hidden": config["benchmarks"][name]["hidden"], "networks": n_nets,
-                         "batched": batched, "single": single, "batched_step": batched_step,
-                         "single_step": single_step, "same": block == alone})
+            rows.append(
+                {
+                    "dataset": name,
+                    "hidden": config["benchmarks"][name]["hidden"],
+                    "networks": n_nets,
+                    "batched": batched,
+                    "single": single,
+                    "batched_step": batched_step,
+                    "single_step": single_step,
+                    "same": block == alone,
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -148,7 +198,8 @@ def iteration_cost():
     code = r"""
 import sys, time, tempfile, numpy as np
 from pathlib import Path
-from expril import mechanisms, steps
+from expril.privacy import mechanisms
+from expril.steps import curator, evaluator, learner, world
 n, d = int(sys.argv[1]), int(sys.argv[2])
 spec = {"generator": "latent", "latent_dim": 3, "dim": d, "components": 3, "n_source": n, "n_target": n,
         "importance_sampling": False, "hidden": [32, 32]}
@@ -157,20 +208,27 @@ mechanism = mechanisms.Paper(1.0, 0.0, d, 1, False).param()   # lambda = 2d
 solver = {"ridge": 1e-3, "steps": 2000, "tol": 1e-6}
 t = Path(tempfile.mkdtemp())
 seeds = list(range(10))
-steps.generate_data(t / "s.npz", t / "t.npz", "bench", spec, seeds, "data")
-steps.split_target(t / "t.npz", t / "v.npz", t / "e.npz", "bench", 0.5)
-steps.reweight_source(t / "s.npz", t / "w.npz", t / "b.npz", 10, solver, mechanism)
-steps.init_hypothesis(t / "h0.npz", seeds)
+world.generate_data(t / "s.npz", t / "t.npz", "bench", spec, seeds, "data")
+curator.split_target(t / "t.npz", t / "v.npz", t / "e.npz", "bench", 0.5)
+learner.reweight_source(t / "s.npz", t / "w.npz", t / "b.npz", 10, solver, mechanism)
+learner.init_hypothesis(t / "h0.npz", seeds)
 start = time.perf_counter()
-steps.oracle_errors(t / "v.npz", t / "b.npz", t / "h0.npz", t / "q0.npz", t / "l.csv", "bench", "q0", mechanism)
-steps.estimate_labels(t / "s.npz", t / "w.npz", t / "b.npz", [t / "h0.npz"], [t / "q0.npz"], t / "y.npz", solver, mechanism)
-steps.train_hypothesis(t / "s.npz", t / "w.npz", t / "y.npz", t / "h1.npz", [32, 32], training, ["b"], "cpu", 1)
+curator.oracle_errors(t / "v.npz", t / "b.npz", t / "h0.npz", t / "q0.npz", t / "l.csv", "bench", "q0", mechanism)
+learner.estimate_labels(t / "s.npz", t / "w.npz", t / "b.npz", [t / "h0.npz"], [t / "q0.npz"], t / "y.npz", solver,
+                        mechanism)
+learner.train_hypothesis(t / "s.npz", t / "w.npz", t / "y.npz", t / "h1.npz", [32, 32], training, ["b"], "cpu", 1)
 print(time.perf_counter() - start)
 """
     rows = []
     for n, d in [(1000, 10), (2500, 10), (5000, 10), (10000, 10), (5000, 2), (5000, 25), (5000, 50)]:
-        out = subprocess.run([sys.executable, "-c", code, str(n), str(d)], cwd=ROOT, check=True, text=True,
-                             capture_output=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+        out = subprocess.run(
+            [sys.executable, "-c", code, str(n), str(d)],
+            cwd=ROOT,
+            check=True,
+            text=True,
+            capture_output=True,
+            env=dict(os.environ, PYTHONPATH=str(ROOT)),
+        )
         rows.append({"n": n, "d": d, "seconds": float(out.stdout.split()[-1])})
     return pd.DataFrame(rows)
 
@@ -179,7 +237,8 @@ def early_stopping_effect(full_results):
     """Table 2 of runs 0-9 with early stopping (taken from the full reproduction: a run's result
     does not depend on its seed block) against the same runs trained 100 fixed epochs on all
     samples (patience 0)."""
-    from expril import report
+    from expril.reports import reproduction
+
     config = yaml.safe_load((ROOT / "config.yaml").read_text())
     with tempfile.NamedTemporaryFile("w", suffix=".yaml") as overlay:
         # A nested key needs a config file: --config would pass patience as the string '0'.
@@ -187,7 +246,7 @@ def early_stopping_effect(full_results):
         overlay.flush()
         fixed = fresh_run("results/bench_fixed", "--configfile", overlay.name, config=SUBSET)
     long = pd.read_csv(ROOT / full_results / "accuracies.csv")
-    early = report.table2(long[long["seed"] < 10], config["datasets"], config["iterations"])
+    early = reproduction.table2(long[long["seed"] < 10], config["datasets"], config["iterations"])
     a = early.set_index(["dataset", "method"])
     b = pd.read_csv(ROOT / "results/bench_fixed/table2.csv").set_index(["dataset", "method"])
     cells = a.merge(b, how="left", left_index=True, right_index=True, suffixes=("_early", "_fixed"))
@@ -199,16 +258,23 @@ def early_stopping_effect(full_results):
 
 
 def section_abf(cores):
-    lines = ["Overhead = 1 − (time inside the steps) / (wall time × cores): process start-up, imports,"
-             " scheduling and idle cores all count as overhead.\n",
-             "| configuration | jobs | wall | inside steps | start-up and imports | idle cores | overhead | largest job (peak RSS) |",
-             "|---|---|---|---|---|---|---|---|"]
-    for name, (results, extra) in {"full (config.yaml, 100 runs)": ("results", []),
-                                   "smoke": ("results/smoke", ["--configfile", "tests/smoke.yaml"])}.items():
+    lines = [
+        "Overhead = 1 − (time inside the steps) / (wall time × cores): process start-up, imports,"
+        " scheduling and idle cores all count as overhead.\n",
+        "| configuration | jobs | wall | inside steps | start-up and imports | idle cores | overhead "
+        "| largest job (peak RSS) |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for name, (results, extra) in {
+        "full (config.yaml, 100 runs)": ("results", []),
+        "smoke": ("results/smoke", ["--configfile", "tests/smoke.yaml"]),
+    }.items():
         wall = fresh_run(results, *extra)
         o = overhead(results, wall, cores)
-        lines.append(f"| {name} | {o['jobs']} | {wall / 60:.1f} min | {o['step']:.0f} s | {o['startup']:.0f} s |"
-                     f" {o['idle']:.0f} s | {o['share']:.1%} | {o['peak']['rule']}: {o['peak']['max_rss_mb']:.0f} MB |")
+        lines.append(
+            f"| {name} | {o['jobs']} | {wall / 60:.1f} min | {o['step']:.0f} s | {o['startup']:.0f} s |"
+            f" {o['idle']:.0f} s | {o['share']:.1%} | {o['peak']['rule']}: {o['peak']['max_rss_mb']:.0f} MB |"
+        )
     return lines
 
 
@@ -216,48 +282,69 @@ def section_c():
     with tempfile.TemporaryDirectory() as empty:
         dry = snakemake("--dry-run", "--config", f"results={empty}")
     lines = [f"- dry run of the full configuration, nothing yet computed: {dry:.1f} s"]
-    finished = "Nothing to be done" in subprocess.run(
-        [sys.executable, "-m", "snakemake", "--dry-run"], cwd=ROOT, capture_output=True, text=True).stdout
-    lines.append(f"- no-op rerun of the finished full reproduction: {snakemake():.1f} s" if finished else
-                 "- no-op rerun: not measured, results/ holds no finished full reproduction (run part a first)")
+    finished = (
+        "Nothing to be done"
+        in subprocess.run(
+            [sys.executable, "-m", "snakemake", "--dry-run"], cwd=ROOT, capture_output=True, text=True
+        ).stdout
+    )
+    lines.append(
+        f"- no-op rerun of the finished full reproduction: {snakemake():.1f} s"
+        if finished
+        else "- no-op rerun: not measured, results/ holds no finished full reproduction (run part a first)"
+    )
     return lines
 
 
 def section_d():
     rows = batched_vs_single()
-    lines = [f"Every dataset's h* for one seed block of config.yaml ({rows['networks'][0]} seeds, early stopping),"
-             " trained as the workflow trains them, one process per dataset training its seeds as one block, and"
-             " one process per network, as a job-per-network pipeline would. Wall times include each process's"
-             " start-up (Python, torch and expril imports); 'step only' counts the step's own time in each"
-             " process after its imports (loading the split, training, scoring), as a loop in one process"
-             " would train the networks one by one.\n",
-             "| dataset | network | batched | one at a time | ratio | step only: batched | one at a time | ratio"
-             " | identical accuracies |", "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        f"Every dataset's h* for one seed block of config.yaml ({rows['networks'][0]} seeds, early stopping),"
+        " trained as the workflow trains them, one process per dataset training its seeds as one block, and"
+        " one process per network, as a job-per-network pipeline would. Wall times include each process's"
+        " start-up (Python, torch and expril imports); 'step only' counts the step's own time in each"
+        " process after its imports (loading the split, training, scoring), as a loop in one process"
+        " would train the networks one by one.\n",
+        "| dataset | network | batched | one at a time | ratio | step only: batched | one at a time | ratio"
+        " | identical accuracies |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     times = ["batched", "single", "batched_step", "single_step"]
     total = pd.DataFrame([{"dataset": "all", "hidden": "", **rows[times].sum(), "same": rows["same"].all()}])
     for r in pd.concat([rows, total]).itertuples():
-        lines.append(f"| {r.dataset} | {r.hidden} | {r.batched:.1f} s | {r.single:.1f} s | {r.single / r.batched:.1f}x"
-                     f" | {r.batched_step:.1f} s | {r.single_step:.1f} s | {r.single_step / r.batched_step:.1f}x"
-                     f" | {r.same} |")
+        lines.append(
+            f"| {r.dataset} | {r.hidden} | {r.batched:.1f} s | {r.single:.1f} s | {r.single / r.batched:.1f}x"
+            f" | {r.batched_step:.1f} s | {r.single_step:.1f} s | {r.single_step / r.batched_step:.1f}x"
+            f" | {r.same} |"
+        )
     return lines
 
 
 def section_e():
     cost = iteration_cost()
-    lines = ["Error query, label estimate and training of h_1 for a block of 10 seeds ([32,32] networks,"
-             " latent generator, q = 10), in one process:\n", "| n | d | seconds |", "|---|---|---|"]
+    lines = [
+        "Error query, label estimate and training of h_1 for a block of 10 seeds ([32,32] networks,"
+        " latent generator, q = 10), in one process:\n",
+        "| n | d | seconds |",
+        "|---|---|---|",
+    ]
     return lines + [f"| {r.n} | {r.d} | {r.seconds:.1f} |" for r in cost.itertuples()]
 
 
 def section_g():
     fixed, cells = early_stopping_effect("results")
     moved = (cells["difference"].abs() > cells["spread"]).sum()
-    lines = [f"Runs 0-9 of every dataset, from the full reproduction (early stopping) and rerun with 100 epochs on"
-             f" all samples ({fixed / 60:.1f} min). Cells whose mean moved by more than the run-to-run std:"
-             f" {moved} of {len(cells)}.\n",
-             "| dataset | method | early stopping | 100 epochs | difference | std |", "|---|---|---|---|---|---|"]
-    return lines + [f"| {r.dataset} | {r.method} | {r.mean_early:.1f} | {r.mean_fixed:.1f} | {r.difference:+.1f} |"
-                    f" {r.spread:.1f} |" for r in cells.itertuples()]
+    lines = [
+        f"Runs 0-9 of every dataset, from the full reproduction (early stopping) and rerun with 100 epochs on"
+        f" all samples ({fixed / 60:.1f} min). Cells whose mean moved by more than the run-to-run std:"
+        f" {moved} of {len(cells)}.\n",
+        "| dataset | method | early stopping | 100 epochs | difference | std |",
+        "|---|---|---|---|---|---|",
+    ]
+    return lines + [
+        f"| {r.dataset} | {r.method} | {r.mean_early:.1f} | {r.mean_fixed:.1f} | {r.difference:+.1f} | {r.spread:.1f} |"
+        for r in cells.itertuples()
+    ]
 
 
 def section_h(cores, runs=EXTENDED_RUNS, epsilons=None, reuse=False):
@@ -270,32 +357,42 @@ def section_h(cores, runs=EXTENDED_RUNS, epsilons=None, reuse=False):
     jobs = job_times(results)
     config = yaml.safe_load((ROOT / "config/extended.yaml").read_text())
     n_eps = len(epsilons or config["epsilons"])
-    study = (f"{len(jobs)} jobs, 7 datasets × {n_eps} ε × {runs} runs, ExPriL (C, I), LLP, DP-SGD, AIM, DP-MERF and"
-             f" ExPriL by MMD (C, I)")
+    study = (
+        f"{len(jobs)} jobs, 7 datasets × {n_eps} ε × {runs} runs, ExPriL (C, I), LLP, DP-SGD, AIM, DP-MERF and"
+        f" ExPriL by MMD (C, I)"
+    )
     if wall is None:
         minutes = jobs.wall.sum() / 60
-        head = (f"{command}, its jobs' own benchmarks in {results}, which earlier invocations built (no single wall"
-                f" time: {minutes:.0f} job-minutes in all, so at least {minutes / cores:.0f} min wall on {cores} cores):"
-                f" {study}.\n")
+        head = (
+            f"{command}, its jobs' own benchmarks in {results}, which earlier invocations built (no single wall"
+            f" time: {minutes:.0f} job-minutes in all, so at least {minutes / cores:.0f} min wall on {cores} cores):"
+            f" {study}.\n"
+        )
     else:
         o = overhead(results, wall, cores)
-        head = (f"{command} from an empty results folder: {study}: **{wall / 60:.1f} min** wall on {cores} cores"
-                f" ({o['step']:.0f} s inside the steps, {o['startup']:.0f} s start-up and imports, {o['idle']:.0f} s"
-                f" idle cores; largest job {o['peak']['rule']}, {o['peak']['max_rss_mb']:.0f} MB).\n")
+        head = (
+            f"{command} from an empty results folder: {study}: **{wall / 60:.1f} min** wall on {cores} cores"
+            f" ({o['step']:.0f} s inside the steps, {o['startup']:.0f} s start-up and imports, {o['idle']:.0f} s"
+            f" idle cores; largest job {o['peak']['rule']}, {o['peak']['max_rss_mb']:.0f} MB).\n"
+        )
     return [head, *method_costs(jobs, runs, n_eps)]
 
 
 def method_costs(jobs, runs, n_eps):
     """Each method's share of the comparison's job times (job_times), per run and eps, as a table."""
-    lines = ["Each method's jobs, in seconds of job wall time (start-up included; step time after the slash) per"
-             " run and ε, averaged over the ε values; ExPriL, LLP and DP-MERF train a seed block's networks as one"
-             " batched model, DP-SGD and AIM one run after the other (expril/dpsgd.py, expril/aim.py). AIM reads"
-             " ExPriL's bins (make_bins, counted under ExPriL); ExPriL by MMD is what its eps<ε>-mmd runs add"
-             " (on the datasets with an IS step, blank elsewhere); the random feature maps of DP-MERF and"
-             " ExPriL by MMD are shared:\n",
-             "| dataset | " + " | ".join([*METHOD_RULES, "ExPriL by MMD (C and I)"])
-             + " | shared (data, split, h*, feature maps, evaluation) |",
-             "|---|" + "---|" * (len(METHOD_RULES) + 2)]
+    lines = [
+        "Each method's jobs, in seconds of job wall time (start-up included; step time after the slash) per"
+        " run and ε, averaged over the ε values; ExPriL, LLP and DP-MERF train a seed block's networks as one"
+        " batched model, DP-SGD and AIM one run after the other (expril/rivals/dpsgd.py,"
+        " expril/rivals/aim.py). AIM reads"
+        " ExPriL's bins (make_bins, counted under ExPriL); ExPriL by MMD is what its eps<ε>-mmd runs add"
+        " (on the datasets with an IS step, blank elsewhere); the random feature maps of DP-MERF and"
+        " ExPriL by MMD are shared:\n",
+        "| dataset | "
+        + " | ".join([*METHOD_RULES, "ExPriL by MMD (C and I)"])
+        + " | shared (data, split, h*, feature maps, evaluation) |",
+        "|---|" + "---|" * (len(METHOD_RULES) + 2),
+    ]
     by_mmd = jobs.eps.fillna("").str.endswith("-mmd") | jobs.rule.isin(MMD_RULES)
     per_method = {m: jobs[jobs.rule.isin(r) & ~by_mmd] for m, r in METHOD_RULES.items()}
     per_method["ExPriL by MMD (C and I)"] = jobs[by_mmd]
@@ -310,9 +407,11 @@ def method_costs(jobs, runs, n_eps):
     return lines
 
 
-HEADER = ("# Benchmarks\n\nWritten by `.venv/bin/python -m benchmarks.pipeline [--parts ...]`; each section says"
-          " on which machine and day it was measured. CUDA (`device: cuda`) is unmeasured: no GPU was"
-          " available to these runs.\n")
+HEADER = (
+    "# Benchmarks\n\nWritten by `.venv/bin/python -m benchmarks.pipeline [--parts ...]`; each section says"
+    " on which machine and day it was measured. CUDA (`device: cuda`) is unmeasured: no GPU was"
+    " available to these runs.\n"
+)
 
 
 def sections(text):
@@ -325,25 +424,38 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--extended-runs", type=int, default=EXTENDED_RUNS, help="runs of part h's comparison study")
     parser.add_argument("--extended-epsilons", help="part h's eps values, comma-separated (default: the study's)")
-    parser.add_argument("--extended-reuse", action="store_true",
-                        help="part h from the job benchmarks already in results/extended, without a fresh run")
-    parser.add_argument("--parts", default="abcdegh",
-                        help="parts to measure (letters; a also gives b and f), the others are kept from RESULTS.md;"
-                             " default: all, about two hours on 2 cores. 'g' and the no-op rerun of 'c' need a"
-                             " finished full reproduction in results/")
+    parser.add_argument(
+        "--extended-reuse",
+        action="store_true",
+        help="part h from the job benchmarks already in results/extended, without a fresh run",
+    )
+    parser.add_argument(
+        "--parts",
+        default="abcdegh",
+        help="parts to measure (letters; a also gives b and f), the others are kept from RESULTS.md;"
+        " default: all, about two hours on 2 cores. 'g' and the no-op rerun of 'c' need a"
+        " finished full reproduction in results/",
+    )
     args = parser.parse_args()
     cores = os.cpu_count()
     stamp = f"Measured on {machine()}, {time.strftime('%Y-%m-%d')}.\n"
     # Heading letters -> (title, measurement); a part is selected by its first letter.
-    runners = {"a, b, f": ("Wall time, overhead and memory", lambda: section_abf(cores)),
-               "c": ("Rerun and planning", section_c),
-               "d": ("Batched against one-at-a-time training", section_d),
-               "e": ("One ExPriL iteration against n and d", section_e),
-               "g": ("Early stopping against 100 fixed epochs", section_g),
-               "h": ("The comparison study: wall time and cost per method",
-                     lambda: section_h(cores, args.extended_runs,
-                                       args.extended_epsilons and args.extended_epsilons.split(","),
-                                       args.extended_reuse))}
+    runners = {
+        "a, b, f": ("Wall time, overhead and memory", lambda: section_abf(cores)),
+        "c": ("Rerun and planning", section_c),
+        "d": ("Batched against one-at-a-time training", section_d),
+        "e": ("One ExPriL iteration against n and d", section_e),
+        "g": ("Early stopping against 100 fixed epochs", section_g),
+        "h": (
+            "The comparison study: wall time and cost per method",
+            lambda: section_h(
+                cores,
+                args.extended_runs,
+                args.extended_epsilons and args.extended_epsilons.split(","),
+                args.extended_reuse,
+            ),
+        ),
+    }
     kept = sections(OUT.read_text()) if OUT.exists() else {}
     for key, (title, measure) in runners.items():
         if key[0] in args.parts:

@@ -1,6 +1,8 @@
 """ExPriL: learning a classifier from the differentially private error marginals of a target set.
 
-Modules are split by who may run them: `datasets` builds the world, `oracle` is the curator's
-side (the only code that touches target labels), everything else is the learner's.
-`training` is the only module that imports torch.
+The package by role: `method` (ExPriL itself), `privacy` (mechanisms, noise, ledger, audits),
+`rivals` (the methods compared with it), `steps` (the workflow's steps, one module per role),
+`reports` (tables and figures), `workflow` (the workflow's tooling); shared by all: `datasets`
+(the benchmarks), `io` (atomic files), `seeds` (keyed random streams), `settings` (quantities
+derived from the configuration). Only the modules that train import torch.
 """

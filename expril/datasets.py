@@ -3,13 +3,14 @@
 Every data set is drawn from `rng("data", name, data_seed)` alone, so it does not depend on the
 seed block it is generated in. numpy only: data jobs must not pay torch's import cost.
 """
+
 import hashlib
 from pathlib import Path
 
 import numpy as np
 
-from . import settings
-from .seeds import rng
+from expril import settings
+from expril.seeds import rng
 
 LABEL_COLUMNS = ("CLASS", "NSP")
 HIDDEN_UNITS = 64  # width of the two hidden layers of the random networks f and f'
@@ -170,8 +171,7 @@ def _latent(spec, g):
     shared = target_means if spec["source_means"] == "shared" else None
     z_source, _ = _mixture(spec["n_source"], d_l, m, 1.0, g, shared)
     f = _random_network([d_l, HIDDEN_UNITS, HIDDEN_UNITS, d_i], g, bias_std=0.1)
-    f_label = _random_network([d_l, HIDDEN_UNITS, HIDDEN_UNITS, 1], g, bias_std=0.0,
-                              gain=spec["label_gain"])
+    f_label = _random_network([d_l, HIDDEN_UNITS, HIDDEN_UNITS, 1], g, bias_std=0.0, gain=spec["label_gain"])
     score = _forward(f_label, z_target)[:, 0]
     threshold = _threshold(spec, score, _forward(f_label, z_source)[:, 0], g)
     target_y = (score > threshold).astype(np.int8)
@@ -214,5 +214,9 @@ def generate_block(name, spec, seeds, redraw, ctg=None):
     else:
         runs = [generate(name, spec, 0, ctg)] * len(seeds)  # drawn once, shared by every run
     source_x, target_x, target_y = (np.stack(arrays) for arrays in zip(*runs))
-    return {"source_x": source_x, "target_x": target_x, "target_y": target_y,
-            "seeds": np.asarray(seeds, dtype=np.int64)}
+    return {
+        "source_x": source_x,
+        "target_x": target_x,
+        "target_y": target_y,
+        "seeds": np.asarray(seeds, dtype=np.int64),
+    }

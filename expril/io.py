@@ -1,5 +1,6 @@
 """File helpers: every output is written to a temporary name and renamed, so a killed job
 never leaves a half-written file behind."""
+
 import os
 import tempfile
 import zipfile

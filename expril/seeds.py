@@ -3,6 +3,7 @@
 Every random draw of a run is keyed by (purpose, dataset, seed, ...), so a run's result does not
 depend on which other runs share its job (seed blocks) or on how many cores run the workflow.
 """
+
 import hashlib
 
 import numpy as np

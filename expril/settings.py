@@ -1,6 +1,9 @@
 """Quantities derived from the configuration, shared by the rules and the tables."""
+
 import math
 from decimal import Decimal
+
+from expril.privacy import calibration
 
 
 def format_eps(eps):
@@ -13,20 +16,6 @@ def format_eps(eps):
 
 def parse_eps(text):
     return float(text)
-
-
-
-
-def noise_scale(dim, iterations, eps):
-    """Laplace scale lambda = d (T+1) / eps (Eq. 14); 0 means no noise (eps = inf). It also sets
-    the bins (bins_per_feature) whatever the mechanism, so mechanisms are compared on the same bins.
-
-    The paper budgets T+1 = 3 queries on every dataset ("the number of ExPriL queries governing the
-    Laplacian noise is set to 3"), also where the IS step is skipped and only T are asked: those
-    runs spend T/(T+1) of eps."""
-    if eps <= 0:
-        raise ValueError(f"epsilon must be positive, got {eps}")
-    return 0.0 if math.isinf(eps) else dim * (iterations + 1) / eps
 
 
 def n_val(n_target, val_fraction):
@@ -53,7 +42,7 @@ def bins_per_feature(n_val, dim, iterations, eps, snr, noiseless):
     square-root histogram rule q = ceil(sqrt(n'))) or 'matched' (the bins of eps = 1, so that
     runs with and without noise differ by the noise alone).
     """
-    lam = noise_scale(dim, iterations, eps)
+    lam = calibration.laplace_scale(dim, iterations, eps)
     if lam > 0:
         return max(2, round(n_val / (snr * math.sqrt(2) * lam)))
     if noiseless == "sqrt":

@@ -1,11 +1,11 @@
-# The ambiguity report (expril/ambiguity.py, docs/identification.md): the reproduction under each
+# The ambiguity report (expril/reports/ambiguity.py, docs/identification.md): the reproduction under each
 # reading of each open choice, fewer runs, each reading a module of rules/reproduction.smk with
 # its own configuration and results folder. Not part of `all`: `snakemake ambiguity`.
 
 AMBIGUITY = f"{R}/ambiguity"
 
 # The `module` statement takes a literal name; these are the calls Snakemake compiles it to, so
-# that the readings, defined in expril/ambiguity.py, are not spelled out here a second time.
+# that the readings, defined in expril/reports/ambiguity.py, are not spelled out here a second time.
 for _name, _config in [("configured", ambiguity.reading_config(config, AMBIGUITY))] + [
     (
         f"{f.slug}_{label.replace('.', '_')}",

@@ -6,8 +6,11 @@ from pathlib import Path
 
 from snakemake.utils import validate
 
-from expril import ambiguity, code_version, identify, mechanisms, oracle, settings
-from expril.config import schema_types
+from expril import settings
+from expril.privacy import mechanisms, noise
+from expril.reports import ambiguity, identify
+from expril.workflow import code_digest
+from expril.workflow.config import schema_types
 
 config.update(schema_types(config, Path(workflow.basedir) / "config.schema.yaml"))
 validate(config, schema="../config.schema.yaml", set_default=True)
@@ -38,7 +41,7 @@ EPSILONS = [settings.format_eps(e) for e in config["epsilons"]]
 T = config["iterations"]
 BLOCKS = settings.seed_blocks(config["runs"], config["seed_block"])
 # Oracle rules carry a digest of the secret (never the secret) so a new secret redraws the noise.
-SECRET_DIGEST = hashlib.sha256(oracle.secret().encode()).hexdigest()[:16]
+SECRET_DIGEST = hashlib.sha256(noise.secret().encode()).hexdigest()[:16]
 
 
 # Built from the configuration, so that a path naming an unconfigured dataset, eps or variant
@@ -61,10 +64,10 @@ localrules:
 
 
 def package_code(script):
-    """Digest of the package code a workflow script runs (expril/code_version.py): every script
+    """Digest of the package code a workflow script runs (expril/code_digest.py): every script
     rule declares it as params.code, so an edit to that code reruns the rule's jobs."""
     base = Path(workflow.basedir)
-    return code_version.script_digest(
+    return code_digest.script_digest(
         base / "workflow_scripts" / f"{script}.py", base / "expril"
     )
 
@@ -110,33 +113,9 @@ def counts_query(dataset):
     return mechanisms.get(config["mechanism"]).asks_counts(importance_sampling(dataset))
 
 
-def mechanism(wildcards, name=None, iterations=T):
-    """The privacy plan of this dataset's runs at this eps (expril.mechanisms): the one param of
-    every rule that releases or reads released answers. `name` and `iterations` give another
-    plan on the same bins (LLP's: counts for one iteration)."""
-    s = spec(wildcards)
-    plan = mechanisms.get(name or config["mechanism"])(
-        settings.parse_eps(wildcards.eps),
-        config["delta"],
-        settings.feature_count(s),
-        iterations,
-        s["importance_sampling"],
-    )
-    return plan.param() | {"secret_digest": SECRET_DIGEST}
-
-
 def benchmark_setting(wildcards, key):
     """redraw or val_fraction: the benchmark's own, else the global one."""
     return settings.benchmark_setting(config, spec(wildcards), key)
-
-
-def embedding_mechanism(wildcards):
-    """The plan of Pb. 1's query by MMD: a Gaussian release with the bin counts query's share of
-    eps, eps / (T+1), and the run's delta (mechanisms.MeanEmbedding)."""
-    plan = mechanisms.MeanEmbedding(
-        settings.parse_eps(wildcards.eps), config["delta"], n_val(wildcards), T
-    )
-    return plan.param() | {"secret_digest": SECRET_DIGEST}
 
 
 def n_val(wildcards):

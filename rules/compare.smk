@@ -3,7 +3,7 @@
 # splits and seeds as ExPriL, the same network and training as its h_t, scored on the same test
 # split; ExPriL also with Pb. 1 by MMD (`C-mmd`, `I-mmd`: the eps<e>-mmd/ runs). Not part of `all`: `snakemake compare` writes the
 # comparison (config/extended.yaml: the eps sweep). Each release is a curator rule with a mechanism
-# param and a ledger (expril/taint.py); the learner's LLP rules read releases only.
+# param and a ledger (expril/privacy/taint.py); the learner's LLP rules read releases only.
 
 
 wildcard_constraints:
@@ -48,7 +48,7 @@ rule oracle_proportions:
         "../envs/expril.yaml"
     params:
         code=package_code("oracle_proportions"),
-        mechanism=llp_mechanism,
+        mechanism=privacy_plan("llp"),
     script:
         "../workflow_scripts/oracle_proportions.py"
 
@@ -74,7 +74,7 @@ rule train_llp:
         hidden=lambda wc: spec(wc)["hidden"],
         training=config["training"],
         solver=config["reweight"],
-        mechanism=llp_mechanism,
+        mechanism=privacy_plan("llp"),
         init_key=lambda wc: ["llp", wc.dataset, wc.eps],
         device=config["device"],
     script:
@@ -102,7 +102,7 @@ rule train_dpsgd:
         hidden=lambda wc: spec(wc)["hidden"],
         lr=config["training"]["lr"],
         batch_size=config["training"]["batch_size"],
-        mechanism=dpsgd_mechanism,
+        mechanism=privacy_plan("dpsgd"),
         init_key=lambda wc: ["dpsgd", wc.dataset, wc.eps],
     script:
         "../workflow_scripts/train_dpsgd.py"

@@ -16,29 +16,9 @@ for _method in COMPARISON["methods"]:
 RIVALS = [m for m in COMPARISON["methods"] if m not in EXPRIL]
 
 
-def llp_mechanism(wildcards):
-    """LLP's plan: the `counts` mechanism for one iteration, its bin counts query and its error
-    query on h_0 = 1 spending the run's eps (lambda = 2d/eps)."""
-    return mechanism(wildcards, "counts", iterations=1)
-
-
 def llp_bins_per_feature(wildcards):
     """q by the paper's signal-to-noise rule, for LLP's noise."""
     return bins_per_feature(wildcards, iterations=1)
-
-
-def dpsgd_mechanism(wildcards):
-    """DP-SGD's plan: Poisson batches of the training's expected size on the validation split, the
-    config's delta, clipping and epochs."""
-    d = COMPARISON["dpsgd"]
-    plan = mechanisms.DPSGD(
-        settings.parse_eps(wildcards.eps),
-        config["delta"],
-        settings.sample_rate(n_val(wildcards), config["training"]["batch_size"]),
-        d["epochs"],
-        d["max_grad_norm"],
-    )
-    return plan.param() | {"secret_digest": SECRET_DIGEST}
 
 
 def rival_model(wildcards):
@@ -107,19 +87,3 @@ def comparison_inputs(wildcards):
             variant=[variant_dir(v, T - 1) for v in config["variants"]],
         )
     return inputs
-
-
-def dpmerf_mechanism(wildcards):
-    """DP-MERF's plan: one Gaussian release with the run's (eps, delta)."""
-    plan = mechanisms.DPMERF(
-        settings.parse_eps(wildcards.eps), config["delta"], n_val(wildcards)
-    )
-    return plan.param() | {"secret_digest": SECRET_DIGEST}
-
-
-def aim_mechanism(wildcards):
-    """AIM's (or MST's) plan: one release in pure DP with the run's eps (its delta unspent)."""
-    plan = mechanisms.get(COMPARISON["aim"]["algorithm"])(
-        settings.parse_eps(wildcards.eps), config["delta"]
-    )
-    return plan.param() | {"secret_digest": SECRET_DIGEST}

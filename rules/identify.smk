@@ -1,4 +1,4 @@
-# Identification of the readings the paper leaves open, from h* and h0* alone (expril/identify.py,
+# Identification of the readings the paper leaves open, from h* and h0* alone (expril/reports/identify.py,
 # docs/identification.md). Not part of `all`: `snakemake identify` runs the calibration on seeds
 # disjoint from the reported runs and writes the choice that the Snakefile reads after config.yaml.
 # No rule here takes an oracle, learner or evaluation file: ExPriL cannot influence the choice.

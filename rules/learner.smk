@@ -1,6 +1,6 @@
 # The learner: sees its source data (no labels), the bins it defines, the oracle's answers and
 # its own models. No rule here may read a curator/ file, nor a file derived from one other than
-# the oracle's releases: expril/taint.py audits the job plan.
+# the oracle's releases: expril/privacy/taint.py audits the job plan.
 
 
 rule make_bins:
@@ -21,7 +21,7 @@ rule make_bins:
         "../workflow_scripts/make_bins.py"
 
 
-# The random Fourier feature map of each run (expril/rff.py), from the source, handed to the
+# The random Fourier feature map of each run (expril/method/rff.py), from the source, handed to the
 # curator for Pb. 1 by MMD (oracle_embedding) and DP-MERF (rules/synthetic.smk).
 rule feature_maps:
     input:
@@ -58,7 +58,7 @@ rule reweight_source:
         code=package_code("reweight_source"),
         q=bins_per_feature,
         solver=config["reweight"],
-        mechanism=mechanism,
+        mechanism=privacy_plan("expril"),
     script:
         "../workflow_scripts/reweight_source.py"
 
@@ -102,7 +102,7 @@ rule estimate_labels:
     params:
         code=package_code("estimate_labels"),
         solver=config["labels"],
-        mechanism=mechanism,
+        mechanism=privacy_plan("expril"),
         n_val=n_val,
     script:
         "../workflow_scripts/estimate_labels.py"

@@ -20,7 +20,7 @@ rule oracle_marginals:
         "../envs/expril.yaml"
     params:
         code=package_code("oracle_marginals"),
-        mechanism=mechanism,
+        mechanism=privacy_plan("expril"),
     script:
         "../workflow_scripts/oracle_marginals.py"
 
@@ -42,7 +42,7 @@ rule oracle_embedding:
         "../envs/expril.yaml"
     params:
         code=package_code("oracle_embedding"),
-        mechanism=embedding_mechanism,
+        mechanism=privacy_plan("embedding"),
     script:
         "../workflow_scripts/oracle_embedding.py"
 
@@ -67,6 +67,6 @@ rule oracle_errors:
     params:
         code=package_code("oracle_errors"),
         query=lambda wc: f"{eps_dir(wc)}/{wc.variant}/errors_t{wc.t}",
-        mechanism=mechanism,
+        mechanism=privacy_plan("expril"),
     script:
         "../workflow_scripts/oracle_errors.py"

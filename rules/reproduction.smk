@@ -3,6 +3,7 @@
 
 
 include: "common.smk"
+include: "plans.smk"
 include: "data.smk"
 include: "learner.smk"
 include: "oracle.smk"

@@ -1,7 +1,7 @@
 # Rivals built on synthetic data (docs/synthetic.md), on the same data, splits, seeds and network
 # as ExPriL: marginal-based synthetic data (AIM or MST, from OpenDP) and DP-MERF, whose random
 # feature map is the one of ExPriL's Pb. 1 by MMD (rules/learner.smk: feature_maps). Each release
-# is a curator rule with a mechanism param and a ledger (expril/taint.py); the learner's rules read
+# is a curator rule with a mechanism param and a ledger (expril/privacy/taint.py); the learner's rules read
 # releases only.
 
 
@@ -20,7 +20,7 @@ rule dpmerf_release:
         "../envs/expril.yaml"
     params:
         code=package_code("dpmerf_release"),
-        mechanism=dpmerf_mechanism,
+        mechanism=privacy_plan("dpmerf"),
     script:
         "../workflow_scripts/dpmerf_release.py"
 
@@ -70,7 +70,7 @@ rule aim_release:
     threads: 1
     params:
         code=package_code("aim_release"),
-        mechanism=aim_mechanism,
+        mechanism=privacy_plan("aim"),
         rows=n_val,
     script:
         "../workflow_scripts/aim_release.py"

@@ -3,7 +3,7 @@
 # as root, no systemd), through profiles/slurm; then the same configuration locally; the tables
 # must be identical byte for byte. Daemons started here are stopped on exit.
 #
-#   tests/slurm_cluster.sh                 (opt-in pytest: EXPRIL_SLURM_TEST=1, tests/test_slurm.py)
+#   tests/slurm_cluster.sh                 (opt-in pytest: EXPRIL_SLURM_TEST=1, tests/workflow/test_slurm.py)
 #
 # Environment: PYTHON (default .venv/bin/python), EXPRIL_SLURM_WORK (results folder, default
 # results/slurm-check; on a shared file system), EXPRIL_SLURM_TIMEOUT (seconds per run, 3600).

@@ -1,4 +1,5 @@
 """Benchmarks of Section 4.1: shapes, determinism, and the properties each generator promises."""
+
 from collections import Counter
 from pathlib import Path
 
@@ -51,7 +52,7 @@ def test_shapes_and_types(name, ctg):
 def test_same_seed_same_data_other_seed_other_data(name, ctg):
     spec = small(name)
     first, again, other = (generate(name, spec, s, ctg) for s in (4, 4, 5))
-    for a, b, c in zip(first, again, other):
+    for a, b in zip(first, again):
         np.testing.assert_array_equal(a, b)
     assert not np.array_equal(first[0], other[0])
     assert not np.array_equal(first[1], other[1])
@@ -74,8 +75,7 @@ def test_unknown_generator_names_dataset_and_generator():
 def test_clusters_band_and_cluster_labels(name, seed):
     spec = BENCHMARKS[name]
     d, k = spec["dim"], spec["clusters"]
-    source_x, target_x, target_y, centres, flipped = datasets._clusters(
-        spec, rng("data", name, seed))
+    source_x, target_x, target_y, centres, flipped = datasets._clusters(spec, rng("data", name, seed))
     np.testing.assert_array_equal(target_y, generate(name, spec, seed)[2])
     assert ((source_x >= 0) & (source_x <= 1)).all()
 
@@ -130,8 +130,13 @@ def test_label_thresholds(rule, expected):
 
 def test_drawn_quantile_sets_a_class_share_within_the_spread():
     score = np.arange(1000.0)
-    shares = [(score > datasets._threshold({"label_threshold": "drawn_quantile", "share_spread": 0.1},
-                                            score, score, rng("t", s))).mean() for s in range(200)]
+    shares = [
+        (
+            score
+            > datasets._threshold({"label_threshold": "drawn_quantile", "share_spread": 0.1}, score, score, rng("t", s))
+        ).mean()
+        for s in range(200)
+    ]
     assert 0.4 <= min(shares) < 0.42 and 0.58 < max(shares) <= 0.6
     spec = {**BENCHMARKS["C"], "label_threshold": "drawn_quantile", "share_spread": 0.1}
     target_y = generate("C", spec, 0)[2]
@@ -148,7 +153,7 @@ def test_label_gain_scales_the_label_network_weights():
         np.testing.assert_array_equal(b4, b)
     spec = {**BENCHMARKS["C"], "label_gain": 4.0}
     gained, default = generate("C", spec, 0), generate("C", BENCHMARKS["C"], 0)
-    np.testing.assert_array_equal(gained[1], default[1])    # same instances, other labels
+    np.testing.assert_array_equal(gained[1], default[1])  # same instances, other labels
     assert not np.array_equal(gained[2], default[2])
 
 
@@ -158,11 +163,12 @@ def test_shared_source_means_bring_the_source_closer_to_the_target():
     shared = generate("D", {**spec, "source_means": "shared"}, 0)
     np.testing.assert_array_equal(independent[1], shared[1])
     assert np.median(_distances(shared[1], shared[0]).min(axis=1)) < np.median(
-        _distances(independent[1], independent[0]).min(axis=1))
+        _distances(independent[1], independent[0]).min(axis=1)
+    )
 
 
 def _distances(a, b):
-    squared = (a ** 2).sum(1)[:, None] + (b ** 2).sum(1)[None, :] - 2 * a @ b.T
+    squared = (a**2).sum(1)[:, None] + (b**2).sum(1)[None, :] - 2 * a @ b.T
     return np.sqrt(np.maximum(squared, 0))
 
 

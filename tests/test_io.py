@@ -1,4 +1,5 @@
 """Atomic output files: nothing half-written is left behind, permissions follow the umask."""
+
 import os
 
 import numpy as np
@@ -23,7 +24,7 @@ def test_failed_write_leaves_nothing_and_keeps_the_old_file(tmp_path):
 
 
 def test_npz_under_any_name_and_unreadable_files_name_the_path(tmp_path):
-    io.save_npz(tmp_path / "weights.bin", x=np.arange(2))    # np.savez alone would add ".npz"
+    io.save_npz(tmp_path / "weights.bin", x=np.arange(2))  # np.savez alone would add ".npz"
     assert list(tmp_path.iterdir()) == [tmp_path / "weights.bin"]
     (tmp_path / "cut.npz").write_bytes(b"PK\x03\x04 truncated")
     with pytest.raises(ValueError, match="cut.npz: not a readable .npz"):

@@ -1,10 +1,10 @@
-from expril.joblog import setup_logging
+from expril.workflow.joblog import setup_logging
 
 setup_logging(snakemake.log[0])
 # After the redirect, so that an import error reaches the job's log.
-from expril import report  # noqa: E402
+from expril.reports import reproduction  # noqa: E402
 
-report.aggregate(
+reproduction.aggregate(
     accuracy_files=snakemake.input.accuracy,
     reference_files=snakemake.input.reference,
     ledger_files=snakemake.input.ledgers,

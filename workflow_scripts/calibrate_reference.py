@@ -1,11 +1,11 @@
-from expril.joblog import setup_logging
+from expril.workflow.joblog import setup_logging
 
 setup_logging(snakemake.log[0])
 # After the redirect, so that an import error reaches the job's log.
-from expril import steps  # noqa: E402
+from expril.steps import evaluator
 
 p = snakemake.params
-steps.calibrate_reference(
+evaluator.calibrate_reference(
     out_csv=snakemake.output[0],
     name=snakemake.wildcards.dataset,
     spec=p.spec,

@@ -1,8 +1,8 @@
-from expril.joblog import setup_logging
+from expril.workflow.joblog import setup_logging
 
 setup_logging(snakemake.log[0])
 # After the redirect, so that an import error reaches the job's log.
-from expril import comparison  # noqa: E402
+from expril.reports import comparison  # noqa: E402
 
 comparison.compare(
     expril_files=snakemake.input.expril,

@@ -1,10 +1,10 @@
-from expril.joblog import setup_logging
+from expril.workflow.joblog import setup_logging
 
 setup_logging(snakemake.log[0])
 # After the redirect, so that an import error reaches the job's log.
-from expril import steps  # noqa: E402
+from expril.steps import curator
 
-steps.dpmerf_release(
+curator.dpmerf_release(
     val_path=snakemake.input.target_val,
     maps_path=snakemake.input.maps,
     out_path=snakemake.output.answers,

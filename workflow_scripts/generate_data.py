@@ -1,11 +1,11 @@
-from expril.joblog import setup_logging
+from expril.workflow.joblog import setup_logging
 
 setup_logging(snakemake.log[0])
 # After the redirect, so that an import error reaches the job's log.
-from expril import steps  # noqa: E402
+from expril.steps import world
 
 p = snakemake.params
-steps.generate_data(
+world.generate_data(
     source_path=snakemake.output.source,
     target_path=snakemake.output.target,
     name=snakemake.wildcards.dataset,

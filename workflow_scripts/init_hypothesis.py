@@ -1,7 +1,7 @@
-from expril.joblog import setup_logging
+from expril.workflow.joblog import setup_logging
 
 setup_logging(snakemake.log[0])
 # After the redirect, so that an import error reaches the job's log.
-from expril import steps  # noqa: E402
+from expril.steps import learner
 
-steps.init_hypothesis(out_path=snakemake.output[0], seeds=snakemake.params.seeds)
+learner.init_hypothesis(out_path=snakemake.output[0], seeds=snakemake.params.seeds)

@@ -1,10 +1,10 @@
-from expril.joblog import setup_logging
+from expril.workflow.joblog import setup_logging
 
 setup_logging(snakemake.log[0])
 # After the redirect, so that an import error reaches the job's log.
-from expril import steps  # noqa: E402
+from expril.steps import curator
 
-steps.oracle_proportions(
+curator.oracle_proportions(
     val_path=snakemake.input.target_val,
     bins_path=snakemake.input.bins,
     out_path=snakemake.output.answers,

@@ -1,10 +1,10 @@
-from expril.joblog import setup_logging
+from expril.workflow.joblog import setup_logging
 
 setup_logging(snakemake.log[0])
 # After the redirect, so that an import error reaches the job's log.
-from expril import steps  # noqa: E402
+from expril.steps import evaluator
 
-steps.reference_models(
+evaluator.reference_models(
     val_path=snakemake.input.target_val,
     test_path=snakemake.input.target_test,
     out_csv=snakemake.output.accuracy,

@@ -1,10 +1,11 @@
-from expril.joblog import setup_logging
+from expril.workflow.joblog import setup_logging
 
 setup_logging(snakemake.log[0])
 # After the redirect, so that an import error reaches the job's log.
 import pandas as pd  # noqa: E402
 
-from expril import ambiguity, io  # noqa: E402
+from expril import io  # noqa: E402
+from expril.reports import ambiguity
 
 families = {f.slug: f for f in ambiguity.choices(snakemake.params.config)}
 alternatives = [

@@ -1,10 +1,10 @@
-from expril.joblog import setup_logging
+from expril.workflow.joblog import setup_logging
 
 setup_logging(snakemake.log[0])
 # After the redirect, so that an import error reaches the job's log.
-from expril import steps  # noqa: E402
+from expril.steps import learner
 
-steps.reweight_source(
+learner.reweight_source(
     source_path=snakemake.input.source,
     weights_path=snakemake.output.weights,
     bins_out=snakemake.output.bins,

@@ -1,10 +1,11 @@
-from expril.joblog import setup_logging
+from expril.workflow.joblog import setup_logging
 
 setup_logging(snakemake.log[0])
 # After the redirect, so that an import error reaches the job's log.
 import pandas as pd  # noqa: E402
 
-from expril import identify, io  # noqa: E402
+from expril import io  # noqa: E402
+from expril.reports import identify
 
 runs = identify.runs_frame(dict(zip(snakemake.params.readings, snakemake.input.calibration)))
 table = identify.summarise(runs, pd.read_csv(snakemake.input.paper_table2))

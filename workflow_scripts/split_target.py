@@ -1,10 +1,10 @@
-from expril.joblog import setup_logging
+from expril.workflow.joblog import setup_logging
 
 setup_logging(snakemake.log[0])
 # After the redirect, so that an import error reaches the job's log.
-from expril import steps  # noqa: E402
+from expril.steps import curator
 
-steps.split_target(
+curator.split_target(
     target_path=snakemake.input[0],
     val_path=snakemake.output.val,
     test_path=snakemake.output.test,

@@ -1,0 +1,57 @@
+"""The interface every privacy mechanism implements, and the registry it joins.
+
+A mechanism is the privacy plan of one run (dataset, eps, delta). It owns its neighbour relation,
+its noise calibrated from (eps, delta) (expril.privacy.calibration), its releases, the cost of one
+query and the composition of a run's queries. Recording is kept apart: expril.privacy.ledger asks
+the mechanism for costs and writes the rows. A new mechanism is one subclass decorated with
+`@register`, in a module that expril.privacy.mechanisms imports.
+"""
+
+import inspect
+from abc import ABC, abstractmethod
+
+RECORD = "add/remove one record"
+LABEL = "change one label"
+
+MECHANISMS = {}
+
+
+def register(cls):
+    MECHANISMS[cls.name] = cls
+    return cls
+
+
+class Mechanism(ABC):
+    """A run's privacy plan: constructor arguments are its settings, kept as attributes of the
+    same names, so that `param()` and `from_param` round-trip."""
+
+    name: str
+    neighbours: str
+
+    def __init__(self, eps, delta):
+        if not eps > 0:
+            raise ValueError(f"epsilon must be positive, got {eps}")
+        if not 0 <= delta < 1:
+            raise ValueError(f"delta must be in [0, 1), got {delta}")
+        self.eps, self.delta = float(eps), float(delta)
+
+    def param(self):
+        return {"name": self.name, **{key: getattr(self, key) for key in inspect.signature(type(self)).parameters}}
+
+    @property
+    @abstractmethod
+    def planned_queries(self):
+        """Queries of one run; the ledger refuses one more."""
+
+    @abstractmethod
+    def query_cost(self, query=None):
+        """(eps, delta) of one query under `neighbours`; `query` names it where a mechanism's
+        queries differ (COUNTS_QUERY or an error query of a Histogram)."""
+
+    def compose(self, costs):
+        """(eps, delta) of a run's queries together; basic composition, exact for pure eps."""
+        return sum(e for e, _ in costs), sum(d for _, d in costs)
+
+    def ledger_fields(self, query=None):
+        """What the ledger records about this mechanism's noise for `query`, beside the cost."""
+        return {}

@@ -1,0 +1,128 @@
+"""Noise sizes: how large each mechanism's noise is for its (eps, delta), kept apart from the
+mechanisms that add it (expril.privacy.noise draws it) and the ledger that records it.
+
+- Laplace (ExPriL's histograms): lambda = d (T+1) / eps (Eq. 14), `laplace_scale`.
+- Dirichlet (KDD 2016): the largest sigma meeting a bin's (eps, delta) by Eq. 9, `search_sigma`.
+- Gaussian (mean embeddings): the smallest std OpenDP's accountant finds, `gaussian_noise_std`.
+- DP-SGD: the smallest noise multiplier Opacus's RDP accountant finds, `dpsgd_noise_multiplier`.
+"""
+
+import math
+
+import numpy as np
+from scipy import special
+
+
+def laplace_scale(features, iterations, eps):
+    """Laplace scale lambda = d (T+1) / eps (Eq. 14); 0 means no noise (eps = inf). It also sets
+    the bins (settings.bins_per_feature) whatever the mechanism, so mechanisms are compared on the
+    same bins.
+
+    The paper budgets T+1 = 3 queries on every dataset ("the number of ExPriL queries governing the
+    Laplacian noise is set to 3"), also where the IS step is skipped and only T are asked: those
+    runs spend T/(T+1) of eps."""
+    if eps <= 0:
+        raise ValueError(f"epsilon must be positive, got {eps}")
+    return 0.0 if math.isinf(eps) else features * (iterations + 1) / eps
+
+
+# --- Dirichlet mechanism (Iyer, Nath, Sarawagi, KDD 2016, Section 3), two classes per set -----
+
+# Section 3's line search over sigma: 8 points per decade, then bisection between the largest
+# point meeting the target and the next. The answer's variance is rho (1 - rho) / (sigma N + 1):
+# from answers at 0 or 1 (sigma 1e-6) to those of a bin 1e4 times as large.
+SIGMA_GRID = np.geomspace(1e-6, 1e4, 81)
+BISECTIONS = 30
+# exp(-709) is the smallest positive double: a tail beyond it rounds to 0, not to its value.
+_LOG_TINY = math.log(np.finfo(float).tiny)
+
+
+def _delta_one_way(sigma, eps, a, b):
+    """Eq. 9 for one label change: theta ~ Beta(sigma a, sigma b) is the fraction of class i, one
+    of its a records moves to class j; P[theta not in Theta_ij] = P[theta / (1 - theta) >
+    (Lambda_ij e^eps)^(1/sigma)]. a, b >= 2."""
+    log_lambda = (
+        special.gammaln(sigma * a)
+        - special.gammaln(sigma * (a - 1))
+        + special.gammaln(sigma * b)
+        - special.gammaln(sigma * (b + 1))
+    )
+    log_c = (log_lambda + eps) / sigma
+    # The tail is taken on the side of 1/2 where it is small, so that rounding does not swallow it.
+    upper = special.betainc(sigma * b, sigma * a, special.expit(-log_c))  # P[1 - theta < 1/(1+c)]
+    lower = special.betaincc(sigma * a, sigma * b, special.expit(log_c))  # P[theta > c/(1+c)]
+    tail = np.where(log_c > 0, upper, lower)
+    # Where the threshold underflows the tail cannot be computed: counted as missing the target.
+    return np.where(-log_c < _LOG_TINY, 1.0, tail)
+
+
+def dirichlet_delta(sigma, eps, errors, correct):
+    """The delta of Beta(sigma E, sigma (N - E)) at eps over both label changes (Eq. 9, exact
+    via the Beta distribution). A count below 2 has a neighbour with a zero count, whose Dirichlet
+    is a point mass at 0 or 1: delta = 1."""
+    errors, correct = np.asarray(errors, dtype=float), np.asarray(correct, dtype=float)
+    small = np.minimum(errors, correct) < 2
+    e, c = np.where(small, 2.0, errors), np.where(small, 2.0, correct)  # placeholders, not used
+    delta = np.maximum(_delta_one_way(sigma, eps, e, c), _delta_one_way(sigma, eps, c, e))
+    return np.where(small, 1.0, delta)
+
+
+def search_sigma(eps, delta, errors, correct):
+    """Per set, the largest sigma with dirichlet_delta(sigma) <= delta at eps (Section 3's line
+    search); nan where no sigma meets it (a count too small, or delta = 0)."""
+    errors, correct = np.asarray(errors, dtype=float)[:, None], np.asarray(correct, dtype=float)[:, None]
+    meets = (delta > 0) & (dirichlet_delta(SIGMA_GRID, eps, errors, correct) <= delta)
+    top = SIGMA_GRID.size - 1 - np.argmax(meets[:, ::-1], axis=1)
+    low, high = SIGMA_GRID[top], SIGMA_GRID[np.minimum(top + 1, SIGMA_GRID.size - 1)]
+    for _ in range(BISECTIONS):
+        mid = np.sqrt(low * high)
+        good = dirichlet_delta(mid, eps, errors[:, 0], correct[:, 0]) <= delta
+        low, high = np.where(good, mid, low), np.where(good, high, mid)
+    return np.where(meets.any(axis=1), low, np.nan)
+
+
+# Rényi orders the DP-SGD accountant adds to Opacus's defaults (1.1 to 63): eps converts from
+# Rényi DP at a cost of at least ln(1/delta) / (alpha - 1), so with orders up to 63 and
+# delta = 1e-5 no eps below 0.19 could be reached; up to 512, eps down to 0.023.
+LARGE_ALPHAS = (80, 96, 128, 192, 256, 384, 512)
+
+
+def dpsgd_alphas():
+    """Opacus's default Rényi orders and LARGE_ALPHAS."""
+    from opacus.accountants import RDPAccountant
+
+    return RDPAccountant.DEFAULT_ALPHAS + list(LARGE_ALPHAS)
+
+
+def dpsgd_noise_multiplier(eps, delta, sample_rate, steps):
+    """Opacus's calibration with its RDP accountant, to 1 % of eps below it."""
+    from opacus.accountants.utils import get_noise_multiplier
+
+    return get_noise_multiplier(
+        target_epsilon=eps,
+        target_delta=delta,
+        sample_rate=sample_rate,
+        steps=steps,
+        accountant="rdp",
+        epsilon_tolerance=0.01 * eps,
+        alphas=dpsgd_alphas(),
+    )
+
+
+def gaussian_noise_std(eps, delta, sensitivity):
+    """Std of the Gaussian noise that makes a release of L2 `sensitivity` (eps, delta)-DP, from
+    OpenDP's accountant: the Gaussian mechanism's zero-concentrated DP, converted to (eps, delta)
+    by OpenDP's conversion, the smallest std meeting (eps, delta) by its binary search; 0 at
+    eps = inf. About 8 % above the analytic Gaussian mechanism's (Balle and Wang 2018) at
+    eps = 1, delta = 1e-5: the conversion is tight for zCDP, not for the Gaussian itself."""
+    if math.isinf(eps):
+        return 0.0
+    import opendp.prelude as dp
+
+    dp.enable_features("contrib")
+    domain, metric = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l2_distance(T=float)
+
+    def gaussian(std):
+        return dp.c.make_fix_delta(dp.c.make_zCDP_to_approxDP(dp.m.make_gaussian(domain, metric, std)), delta)
+
+    return dp.binary_search_param(gaussian, d_in=float(sensitivity), d_out=(eps, delta))

@@ -1,0 +1,82 @@
+"""Gaussian releases of mean embeddings in random features: ExPriL's Pb. 1 by MMD and DP-MERF."""
+
+import math
+from abc import abstractmethod
+from functools import cached_property
+
+from expril.privacy import calibration, noise
+from expril.privacy.base import RECORD, Mechanism, register
+
+
+class Gaussian(Mechanism):
+    """Gaussian noise on a sum of unit-norm per-record vectors divided by the configured n'
+    (public): adding or removing one record moves it by 1/n' in L2, its sensitivity."""
+
+    neighbours = RECORD
+
+    def __init__(self, eps, delta, n_val):
+        super().__init__(eps, delta)
+        if math.isfinite(self.eps) and self.delta == 0:
+            raise ValueError(f"{self.name}: the Gaussian mechanism needs delta > 0")
+        self.n_val = int(n_val)
+
+    @property
+    def sensitivity(self):
+        return 1.0 / self.n_val
+
+    @property
+    @abstractmethod
+    def query_eps(self):
+        """The eps this release spends (its delta is the run's)."""
+
+    @cached_property
+    def noise_std(self):
+        return calibration.gaussian_noise_std(self.query_eps, self.delta, self.sensitivity)
+
+    def release(self, exact, generator):
+        return noise.gaussian(exact, generator, self.noise_std)
+
+    def query_cost(self, query=None):
+        return (self.query_eps, self.delta) if math.isfinite(self.query_eps) else (math.inf, 0.0)
+
+    def ledger_fields(self, query=None):
+        return {"sensitivity": self.sensitivity, "scale": self.noise_std}
+
+    @property
+    def noise_key(self):
+        return self.noise_std
+
+
+@register
+class MeanEmbedding(Gaussian):
+    """ExPriL's Pb. 1 query in its runs by MMD (`C-mmd`, `I-mmd`): the target's features' mean
+    embedding in random features (rff.mean_embedding) in place of the bin counts query, with the
+    share of eps that query has, eps / (T+1) (Eq. 14), and the run's delta: with the T Laplace
+    error queries the run is (eps, delta)-DP by basic composition."""
+
+    name = "rff-embedding"
+
+    def __init__(self, eps, delta, n_val, iterations):
+        super().__init__(eps, delta, n_val)
+        self.iterations = int(iterations)
+
+    @property
+    def query_eps(self):
+        return self.eps / (self.iterations + 1)
+
+    @property
+    def planned_queries(self):
+        return self.iterations + 1
+
+
+@register
+class DPMERF(Gaussian):
+    """DP-MERF's one release, the class-conditional embedding of dpmerf.embedding, with all of
+    the run's (eps, delta)."""
+
+    name = "dp-merf"
+    planned_queries = 1
+
+    @property
+    def query_eps(self):
+        return self.eps

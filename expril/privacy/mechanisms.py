@@ -1,0 +1,51 @@
+"""The registry of the curator's privacy mechanisms: every family module registers its classes
+here on import, and rules and steps name a mechanism by its registered name.
+
+Rules receive a mechanism as one param, `Mechanism.param()`, a plain dict; the steps rebuild the
+object with `from_param`. The families: the oracle's histograms (`Histogram`: `paper`, `counts`;
+`dirichlet`), DP-SGD (`dpsgd`), Gaussian releases of mean embeddings (`rff-embedding`,
+`dp-merf`) and marginal-based synthetic data (`aim`, `mst`). How large each one's noise is:
+expril.privacy.calibration; where it is drawn: expril.privacy.noise; where it is recorded:
+expril.privacy.ledger.
+"""
+
+import inspect
+
+from expril.privacy.base import LABEL, MECHANISMS, RECORD, Mechanism
+from expril.privacy.dirichlet import Dirichlet
+from expril.privacy.dpsgd import DPSGD
+from expril.privacy.gaussian import DPMERF, MeanEmbedding
+from expril.privacy.histogram import COUNTS_QUERY, Counts, Histogram, Paper
+from expril.privacy.synthesis import AIM, MST
+
+__all__ = [
+    "AIM",
+    "COUNTS_QUERY",
+    "DPMERF",
+    "DPSGD",
+    "LABEL",
+    "MECHANISMS",
+    "MST",
+    "RECORD",
+    "Counts",
+    "Dirichlet",
+    "Histogram",
+    "MeanEmbedding",
+    "Mechanism",
+    "Paper",
+    "from_param",
+    "get",
+]
+
+
+def get(name):
+    if name not in MECHANISMS:
+        raise ValueError(f"unknown mechanism {name!r}, expected one of {sorted(MECHANISMS)}")
+    return MECHANISMS[name]
+
+
+def from_param(param):
+    """The mechanism a rule's `mechanism` param describes (other keys, such as the secret's
+    digest, are there for Snakemake's rerun triggers only)."""
+    cls = get(param["name"])
+    return cls(**{key: param[key] for key in inspect.signature(cls).parameters})

@@ -1,0 +1,193 @@
+"""Marginal-based synthetic data with AIM (McKenna, Mullins, Sheldon and Miklau, VLDB 2022) or MST
+(McKenna, Miklau and Sheldon 2021), as OpenDP implements them on Private-PGM (`opendp.extras.mbi`,
+`mbi`), in pure DP (max divergence: Laplace measurements, report-noisy-max selection).
+
+The curator holds its validation split discretised on the learner's bins (public: quantiles of
+the source), one column per feature (its bin) and the label. AIM's workload is every (feature,
+label) marginal, the information ExPriL's own queries are about (per-feature histograms of the
+records and of a hypothesis's errors); MST picks its own tree of pairs. The library spends eps on
+one-way marginals and then on the marginals it selects, fits a graphical model to the noisy
+measurements, and the curator releases records drawn from it. At eps = inf there is no noise to
+spend: the model is fitted to the exact workload marginals, what AIM measures in the limit.
+
+OpenDP draws its noise from the operating system's secure generator and cannot be seeded: unlike
+the oracle's keyed noise, a rerun of a release draws (and spends) afresh (docs/synthetic.md).
+"""
+
+import math
+import os
+
+import numpy as np
+
+from expril.method.binning import feature_bin_ids
+
+LABEL = "y"
+ALGORITHMS = ("aim", "mst")
+
+
+def columns(d):
+    return [f"x{j}" for j in range(d)] + [LABEL]
+
+
+def workload(d):
+    """Every (feature, label) marginal, as the cliques of the columns' names."""
+    return [(f"x{j}", LABEL) for j in range(d)]
+
+
+def _import(threads):
+    """OpenDP, polars and mbi, with JAX (mbi's estimator) and polars held to `threads` cores
+    (effective only before their first import in the process)."""
+    os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1")
+    os.environ.setdefault("POLARS_MAX_THREADS", str(threads))
+    import mbi
+    import opendp.extras.mbi._aim as aim_internals
+    import opendp.extras.mbi._mst as mst_internals
+    import opendp.prelude as dp
+    import polars as pl
+    from opendp.mod import OpenDPException
+
+    dp.enable_features("contrib")
+    if not hasattr(aim_internals._make_aim_select, "exhausted_budget_guard"):
+        aim_internals._make_aim_select = _stop_on_exhausted_budget(aim_internals._make_aim_select, OpenDPException)
+    if not hasattr(mst_internals._make_mst_select, "rounding_margin"):
+        mst_internals._make_mst_select = _select_within_budget(mst_internals._make_mst_select)
+    return dp, pl, mbi
+
+
+# Below this, a round's budget is the floating-point remainder of eps, not a budget.
+REMAINDER = 1e-12
+
+
+def _stop_on_exhausted_budget(select, error):
+    """OpenDP 0.16.0's AIM can start a last round on the floating-point remainder of its budget
+    (5.6e-17 of eps = 1 on dataset A): the selection's scale search then fails with an
+    OpenDPException, where the library's guard for "d_out so small that no scale is suitable"
+    catches ValueError only and returns None, which ends AIM. This returns None there as intended:
+    the round is never built, so nothing is measured or spent."""
+
+    def guarded(*args, **kwargs):
+        try:
+            return select(*args, **kwargs)
+        except error:
+            if kwargs["d_out"] + kwargs["d_measure"] < REMAINDER:
+                return None
+            raise
+
+    guarded.exhausted_budget_guard = True
+    return guarded
+
+
+# The share of MST's selection budget left unspent: far above floating-point rounding (1e-15).
+ROUNDING_MARGIN = 1e-9
+
+
+def _select_within_budget(select):
+    """OpenDP 0.16.0's MST splits its selection budget d_out into one equal part per selected pair
+    and composes them; summed in floating point the parts can exceed d_out by a few ulps (26
+    columns at eps = 0.1: 0.005000000000000003 > 0.004999999999999996), and its own compositor
+    then refuses the query. The selection is given d_out less a relative ROUNDING_MARGIN: it
+    spends no more than it was allotted, so OpenDP's account of the release still bounds it."""
+
+    def margined(*args, d_out, **kwargs):
+        return select(*args, d_out=d_out * (1 - ROUNDING_MARGIN), **kwargs)
+
+    margined.rounding_margin = True
+    return margined
+
+
+def fit(x, y, edges, eps, algorithm="aim", threads=1):
+    """The graphical model of the curator's records (x (n, d), y (n,)) on the bins `edges`, and
+    the eps the library accounts for it (add/remove one record). Columns are the features' bin
+    indices and the label; OpenDP adds a null category to each (last index), which holds no record."""
+    if algorithm not in ALGORITHMS:
+        raise ValueError(f"unknown algorithm {algorithm!r}, expected one of {ALGORITHMS}")
+    dp, pl, mbi = _import(threads)
+    ids = feature_bin_ids(edges, x)
+    names = columns(ids.shape[1])
+    sizes = [len(e) + 1 for e in edges] + [2]
+    data = {name: column.astype(np.int64) for name, column in zip(names, [*ids.T, np.asarray(y)])}
+    if math.isinf(eps):
+        return _exact_model(data, sizes, workload(ids.shape[1]), dp, mbi), math.inf
+    context = dp.Context.compositor(
+        data=pl.LazyFrame(data), privacy_unit=dp.unit_of(contributions=1), privacy_loss=dp.loss_of(epsilon=eps)
+    )
+    method = (
+        dp.mbi.AIM(queries=[dp.mbi.Count(c) for c in workload(ids.shape[1])]) if algorithm == "aim" else dp.mbi.MST()
+    )
+    query = context.query(epsilon=eps).contingency_table(
+        keys={n: list(range(s)) for n, s in zip(names, sizes)}, algorithm=method
+    )
+    spent = query.resolve().map(1)
+    return query.release().model, spent
+
+
+def _exact_model(data, sizes, cliques, dp, mbi):
+    """The estimator OpenDP's algorithms use, fitted to exact marginals of the workload's cliques
+    and their one-way marginals."""
+    measured = sorted({(c,) for clique in cliques for c in clique} | set(cliques))
+    measurements = []
+    for clique in measured:
+        shape = [sizes[list(data).index(c)] for c in clique]
+        counts = np.zeros(shape)
+        np.add.at(counts, tuple(data[c] for c in clique), 1.0)
+        measurements.append(mbi.LinearMeasurement(counts.ravel(), clique, stddev=1.0))
+    domain = mbi.Domain.fromdict(dict(zip(data, sizes)))
+    return dp.mbi.mirror_descent(domain, measurements)
+
+
+def synthesize(model, sizes, rows, generator):
+    """`rows` records (bin indices (rows, d), labels (rows,)) drawn independently from the model
+    conditioned on no null category. `sizes`: the real categories of each column, features then
+    label; OpenDP adds a null one (index sizes[j]) to each, which holds no record but may get noisy
+    mass."""
+    names = columns(len(sizes) - 1)
+    state = np.random.get_state()
+    try:
+        # mbi samples from NumPy's global generator: seeded from ours, and restored after.
+        np.random.seed(generator.integers(2**32))
+        draw = _without_null(model, sizes).synthetic_data(rows, method="sample").df[names].to_numpy()
+    finally:
+        np.random.set_state(state)
+    if not (draw < np.array(sizes)).all():
+        raise AssertionError("a record drawn with a null category, which its conditioning excludes")
+    return draw[:, :-1], draw[:, -1].astype(np.int8)
+
+
+# A log-potential low enough that exp() of it is 0 in any float, yet finite (no inf - inf in the
+# sampler's message passing).
+EXCLUDED = -1e30
+
+
+def _without_null(model, sizes):
+    """The model conditioned on no null category: in one clique of each column, the null's
+    log-potential set to EXCLUDED. Redrawing records that hit a null gives the same distribution,
+    but its acceptance is the product of the columns' non-null mass, which at small eps on 22
+    columns made one release take more than ten minutes."""
+    import jax.numpy as jnp
+    from mbi import CliqueVector, Domain, Factor, MarkovRandomField
+
+    arrays = dict(model.potentials.arrays)
+    for name, size in zip(columns(len(sizes) - 1), sizes):
+        if model.domain[name] > size:
+            clique = next(c for c in model.cliques if name in c)
+            mask = np.zeros(model.domain[name])
+            mask[size:] = EXCLUDED
+            arrays[clique] = arrays[clique] + Factor(Domain([name], [model.domain[name]]), jnp.asarray(mask))
+    potentials = CliqueVector(model.domain, model.cliques, arrays)
+    return MarkovRandomField(potentials=potentials, marginals=model.marginals, total=model.total)
+
+
+def debin(ids, source_x, edges, generator):
+    """Records in the source's units for bin indices (m, d): each entry takes the value of a
+    source record drawn at random from the same bin of the same feature (source bins are never
+    empty), so values follow the source's distribution within a bin and discrete features keep
+    their values."""
+    source_ids = feature_bin_ids(edges, source_x)
+    out = np.empty(ids.shape)
+    for j in range(ids.shape[1]):
+        order = np.argsort(source_ids[:, j], kind="stable")
+        counts = np.bincount(source_ids[:, j], minlength=len(edges[j]) + 1)
+        starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+        pick = starts[ids[:, j]] + np.floor(generator.random(len(ids)) * counts[ids[:, j]]).astype(int)
+        out[:, j] = source_x[order[pick], j]
+    return out

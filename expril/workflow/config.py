@@ -1,0 +1,86 @@
+"""The workflow's configuration as the schema types it, whether it came from a file or the command line.
+
+Snakemake reads a top-level `--config KEY=VALUE` as a number or a boolean where it can, but every
+list item and nested value stays text (`training={"epochs": 30}` gives epochs '30'), which the
+schema then refuses. Only the Snakemake process that plans the workflow imports this module."""
+
+import functools
+from pathlib import Path
+
+import jsonschema
+import yaml
+
+
+def schema_types(config, schema_path):
+    """`config` with each text value that the schema (a YAML file) refuses where it stands, but accepts once read
+    as YAML (`30`, `true`, `.inf`) or as a Python float (`1e-5`, which YAML reads as text),
+    replaced by that reading. Text the schema accepts as it is ('inf' for an epsilon, a dataset
+    name) stays. Where no reading is valid, the reading of the key's declared type replaces the
+    text if there is one, and the text stays otherwise, so that validation names the key and what
+    it breaks."""
+    schema = yaml.safe_load(Path(schema_path).read_text())
+    validator = jsonschema.validators.validator_for(schema)(schema)
+    return _typed(config, schema, validator)
+
+
+def _typed(value, node, validator):
+    node = _resolved(node, validator.schema)
+    if isinstance(value, dict):
+        return {key: _typed(item, _property(node, key), validator) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_typed(item, node.get("items", {}), validator) for item in value]
+    if isinstance(value, str):
+        return _text(value, validator.evolve(schema=node))
+    return value
+
+
+def _resolved(node, root):
+    """The schema a local reference ('#/definitions/positive_int') points to."""
+    while "$ref" in node:
+        node = functools.reduce(lambda part, key: part[key], node["$ref"].removeprefix("#/").split("/"), root)
+    return node
+
+
+def _property(node, key):
+    extra = node.get("additionalProperties")
+    return node.get("properties", {}).get(key, extra if isinstance(extra, dict) else {})
+
+
+def _text(text, validator):
+    if validator.is_valid(text):
+        return text
+    # nan is not a value any key means, though it passes numeric bounds
+    readings = [reading for reading in _readings(text) if reading == reading]
+    for reading in readings:
+        if validator.is_valid(reading):
+            return reading
+    # None is valid: the reading of the type the key declares, if any, so that validation names
+    # the bound it breaks ('7 is not a multiple of 2') rather than the type ("'7' is not of type").
+    kind = validator.schema.get("type")
+    typed = validator.evolve(schema={"type": kind})
+    return next((reading for reading in readings if kind and typed.is_valid(reading)), text)
+
+
+def _readings(text):
+    try:
+        yield yaml.safe_load(text)
+    except yaml.YAMLError:
+        pass
+    try:
+        yield float(text)
+    except ValueError:
+        pass
+
+
+def readable_yaml(path):
+    """`path`, once it parses as YAML: the Snakefile's config files pass through here, so that a
+    malformed one is named with its line (Snakemake says only "Config file is not valid JSON or
+    YAML"; it reads the files given with --configfile before the Snakefile runs, with that message)."""
+    try:
+        yaml.safe_load(Path(path).read_text())
+    except yaml.MarkedYAMLError as error:
+        mark = error.problem_mark or error.context_mark
+        raise ValueError(
+            f"{path}: line {mark.line + 1}, column {mark.column + 1}: {error.problem or error.context}"
+        ) from None
+    return path

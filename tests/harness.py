@@ -1,0 +1,66 @@
+"""Running the Snakemake workflow from tests: dry-run job plans and real runs."""
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SNAKEMAKE = [sys.executable, "-m", "snakemake"]
+
+
+def snakemake(*args, check=True, cwd=ROOT):
+    """Run Snakemake in the repository (or a copy of it); return the completed process (output captured)."""
+    result = subprocess.run([*SNAKEMAKE, *args], cwd=cwd, capture_output=True, text=True)
+    if check and result.returncode != 0:
+        raise AssertionError(f"snakemake {' '.join(args)} failed:\n{(result.stdout + result.stderr)[-4000:]}")
+    return result
+
+
+def plan(*args):
+    """Every job Snakemake would run (forced), as dicts with rule, input, output and resources lists."""
+    return dry_run_jobs(snakemake("--dry-run", "--forceall", *args).stdout)
+
+
+def dry_run_jobs(out):
+    """The jobs a dry run's output lists, as dicts with rule, input, output and resources lists
+    (the jobs of a group job are listed indented)."""
+    jobs, job = [], None
+    for line in out.splitlines():
+        if m := re.match(r"\s*(?:local)?rule (\w+):$", line):
+            job = {"rule": m.group(1), "input": [], "output": [], "resources": []}
+            jobs.append(job)
+        elif job and (m := re.match(r"\s+(input|output|resources): (.*)$", line)):
+            job[m.group(1)] = m.group(2).split(", ")
+    return jobs
+
+
+def project_copy(tmp_path):
+    """A copy of the project to edit or lock without touching this one, without results or state."""
+    project = tmp_path / "project"
+    shutil.copytree(
+        ROOT,
+        project,
+        ignore=shutil.ignore_patterns(".git", ".venv", ".snakemake", ".pytest_cache", "__pycache__", "results"),
+    )
+    return project
+
+
+def copy_args(project):
+    """Snakemake arguments that run the workflow of a project copy."""
+    return ["--snakefile", str(project / "Snakefile"), "--directory", str(project)]
+
+
+def replace_once(path, old, new):
+    """Edit a file in a test's copy of the project."""
+    text = path.read_text()
+    assert text.count(old) == 1, f"{path}: {old!r} is not there exactly once"
+    path.write_text(text.replace(old, new))
+
+
+def counts(jobs):
+    out = {}
+    for job in jobs:
+        out[job["rule"]] = out.get(job["rule"], 0) + 1
+    return out

@@ -1,0 +1,129 @@
+"""The empirical DP audit (expril/privacy/audit.py): its statistics, its power, and the oracle's mechanisms."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from expril.privacy import audit, mechanisms
+
+# Per data set; each half (selection, bound) gets 200k draws, so a bound is within a few % of eps.
+SAMPLES = 400_000
+
+
+def test_clopper_pearson_known_values():
+    lower, upper = audit.clopper_pearson([0, 10, 7], 10, 0.05)
+    assert lower[0] == 0.0 and upper[1] == 1.0
+    assert upper[0] == pytest.approx(1 - 0.05 ** (1 / 10))  # closed form for 0 successes
+    assert lower[1] == pytest.approx(0.05 ** (1 / 10))
+    assert lower[2] == pytest.approx(stats.beta.ppf(0.05, 7, 4))
+    assert upper[2] == pytest.approx(stats.beta.ppf(0.95, 8, 3))
+
+
+def test_neighbours_differ_by_one_record_in_both_orders():
+    pairs = audit.neighbours(3)
+    assert len(pairs) == 4 and pairs[2] == pairs[0][::-1] and pairs[3] == pairs[1][::-1]
+    for small, large in (sorted(p, key=lambda d: d.size) for p in pairs):
+        assert large.size == small.size + 1 and large.errors - small.errors in (0, 1)
+
+
+@pytest.mark.parametrize(
+    "mechanism, answer",
+    [
+        ("paper", lambda ids, wrong, g: mechanisms.Paper.at_scale(2.0).release_errors(ids, 1, wrong, g)),
+        ("counts-bins", lambda ids, wrong, g: mechanisms.Counts.at_scale(2.0).release_counts(ids, 1, g)),
+        ("counts-errors", lambda ids, wrong, g: mechanisms.Counts.at_scale(2.0).release_errors(ids, 1, wrong, g)),
+    ],
+)
+def test_sample_is_the_oracle_answer_repeated(mechanism, answer):
+    data = audit.BinData(3, 1)
+    ids, wrong = data.records()
+    drawn = audit.sample(mechanism, data, 2.0, 5, np.random.default_rng(0))
+    g = np.random.default_rng(0)
+    assert np.allclose(drawn, [answer(ids, wrong, g) for _ in range(5)])
+
+
+def test_pair_sample_has_independent_noises():
+    drawn = audit.sample("counts-pair", audit.BinData(4, 1), 1.0, 100_000, np.random.default_rng(0))
+    assert drawn.shape == (100_000, 2)
+    assert np.allclose(drawn.mean(axis=0), [4, 1], atol=0.05)
+    assert abs(np.corrcoef(drawn.T)[0, 1]) < 0.02
+
+
+@pytest.mark.parametrize("mechanism", ["counts-bins", "counts-errors", "counts-pair"])
+@pytest.mark.parametrize("scale", [1.0, 4.0])
+@pytest.mark.parametrize("bin_size", [1, 2])
+def test_counts_mechanism_stays_within_its_claim(mechanism, scale, bin_size):
+    result = audit.audit(mechanism, scale, bin_size, SAMPLES, seed=0)
+    claimed = audit.claimed_epsilon(mechanism, scale)
+    assert result["eps_lower"] <= claimed
+    # Laplace noise on a count attains its eps, so a powerful audit must come close to it.
+    assert result["eps_lower"] >= 0.85 * claimed
+
+
+@pytest.mark.parametrize(
+    "mechanism, actual_scale",
+    [
+        ("counts-errors", 0.5),  # half the noise the claim needs: true eps 2
+        ("counts-pair", 0.5),  # true eps 4
+        ("counts-errors", 0.0),  # no noise at all
+        ("paper", 0.0),
+    ],
+)
+def test_audit_detects_a_mechanism_with_too_little_noise(mechanism, actual_scale):
+    claimed_at_scale_one = audit.claimed_epsilon(mechanism, 1.0)
+    result = audit.audit(mechanism, actual_scale, 2, SAMPLES, seed=0)
+    assert result["eps_lower"] > 1.5 * claimed_at_scale_one
+
+
+def test_paper_mechanism_is_audited_and_reported():
+    """Eq. 7 on small bins: the bounds are printed (pytest -s) and tabulated in
+    docs/privacy_audit.md, not asserted against the Lemma's claim."""
+    table = audit.audit_table(["paper"], bin_sizes=(1, 2, 3), scales=(1, 5), n_samples=SAMPLES)
+    print(table[["bin_size", "scale", "claimed_eps", "exact_eps", "eps_lower", "event"]])
+    assert len(table) == 6
+    assert np.isfinite(table[["eps_lower", "p", "q", "p_lower", "q_upper"]].to_numpy()).all()
+    assert table[["p", "q"]].stack().between(0, 1).all()
+    assert (table.eps_lower <= table.exact_eps).all()  # a lower bound, as it claims to be
+
+
+def test_exact_epsilon_of_the_paper_mechanism():
+    assert audit.exact_epsilon("paper", 1.0, 2) == pytest.approx(math.log(2) + 0.5)
+    assert audit.exact_epsilon("paper", 1.0, 1) == 1.0
+    assert audit.exact_epsilon("counts-pair", 2.0, 2) == 1.0
+
+
+@pytest.mark.parametrize(
+    "kind, bin_size, scale",
+    [
+        ("fallback", 2, 1.0),  # no sigma exists: the Laplace rate, which attains its eps
+        ("fallback", 1000, 2.0),
+        ("Beta middle", 1000, 1.0),  # both released by the Beta draw, their sigmas nearly equal
+    ],
+)
+def test_dirichlet_stays_within_its_claim_on_fallback_and_middle_pairs(kind, bin_size, scale):
+    pairs = audit.dirichlet_pairs(scale, bin_size)[kind]
+    result = audit.audit("dirichlet", scale, bin_size, SAMPLES, seed=0, pairs=pairs)
+    claimed = audit.claimed_epsilon("dirichlet", scale)
+    assert result["claimed_delta"] == audit.DIRICHLET_DELTA and result["eps_lower"] <= claimed
+    if kind == "fallback":
+        assert result["eps_lower"] >= 0.85 * claimed
+
+
+@pytest.mark.parametrize("kind", ["switch", "Beta edge"])
+def test_dirichlet_claim_is_refuted_where_sigma_depends_on_the_count(kind):
+    """N = 100, eps 1: E* = 13 is the smallest count with a sigma; E = 12 falls back and E = 14
+    gets a sigma four times larger, so neighbours' answers differ far beyond (eps, delta)
+    (docs/privacy_audit.md)."""
+    pairs = audit.dirichlet_pairs(1.0, 100)[kind]
+    assert {d.errors for pair in pairs for d in pair} == ({12, 13} if kind == "switch" else {13, 14})
+    result = audit.audit("dirichlet", 1.0, 100, SAMPLES, seed=0, pairs=pairs)
+    assert result["eps_lower"] > 3 * audit.claimed_epsilon("dirichlet", 1.0)
+
+
+def test_delta_claim_lowers_the_bound():
+    """(p - delta) / q: a delta as large as p leaves nothing to bound."""
+    plain = audit._log_ratio_bound(5000, 2000, 10_000, 0.025)[0]
+    assert audit._log_ratio_bound(5000, 2000, 10_000, 0.025, 0.1)[0] < plain
+    assert audit._log_ratio_bound(5000, 2000, 10_000, 0.025, 0.6)[0] == -np.inf

@@ -1,0 +1,160 @@
+"""Learning from label proportions (expril.rivals.llp, expril.method.training.Bags): the bag loss, the
+curator's release and the learner's reading, and a toy problem whose labels it must recover."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from expril.io import load_npz, save_npz
+from expril.method import binning, mlp
+from expril.method.training import Bags, train_mlps
+from expril.privacy import ledger, mechanisms
+from expril.rivals import llp
+from expril.steps import curator
+
+
+def _loss(bags, proportions, logits, weights):
+    target = Bags(bags, proportions)
+    return target.loss(
+        torch.tensor(logits, dtype=torch.float32),
+        torch.tensor(weights, dtype=torch.float32),
+        *map(torch.from_numpy, target.arrays),
+    )
+
+
+def test_bag_loss_is_dllp_on_whole_bags_and_soft_labels_on_single_samples():
+    # One network, 4 samples, 2 features: feature 0 puts samples {0, 1} in bag 0 and {2, 3} in bag 1,
+    # feature 1 puts each sample in a bag of its own (2..5).
+    bags = np.array([[[0, 2], [0, 3], [1, 4], [1, 5]]])
+    proportions = np.array([[[0.25, 1.0], [0.25, 0.0], [0.5, 1.0], [0.5, 0.0]]])
+    logits, weights = np.array([[0.0, 2.0, -1.0, 1.0]]), np.array([[1.0, 3.0, 2.0, 2.0]])
+    p = 1 / (1 + np.exp(-logits[0]))
+    w = weights[0]
+
+    def ce(target, prob):
+        return -(target * math.log(prob) + (1 - target) * math.log(1 - prob))
+
+    mean0, mean1 = (w[:2] @ p[:2]) / w[:2].sum(), (w[2:] @ p[2:]) / w[2:].sum()
+    whole_bags = w[:2].sum() * ce(0.25, mean0) + w[2:].sum() * ce(0.5, mean1)
+    soft_labels = sum(w[i] * ce(proportions[0, i, 1], p[i]) for i in range(4))
+    assert _loss(bags, proportions, logits, weights).item() == pytest.approx((whole_bags + soft_labels) / 2, rel=1e-6)
+    # With every bag a single sample, it is the weighted cross-entropy against soft labels.
+    single = np.arange(4).reshape(1, 4, 1)
+    soft = F.binary_cross_entropy_with_logits(
+        torch.tensor(logits), torch.tensor(proportions[:, :, 0]), weight=torch.tensor(weights), reduction="sum"
+    )
+    assert _loss(single, proportions[:, :, :1], logits, weights).item() == pytest.approx(soft.item(), rel=1e-6)
+
+
+def test_weightless_samples_leave_the_loss_and_its_gradient_alone():
+    """Padding slots (weight 0) may point at a bag no weighted sample of the batch is in."""
+    bags, proportions = np.array([[[0], [1]]]), np.array([[[0.3], [0.9]]])
+    logits = torch.tensor([[0.5, -40.0]], requires_grad=True)
+    target = Bags(bags, proportions)
+    loss = target.loss(logits, torch.tensor([[1.0, 0.0]]), *map(torch.from_numpy, target.arrays))
+    loss.backward()
+    assert loss.item() == pytest.approx(
+        -(0.3 * math.log(1 / (1 + math.exp(-0.5))) + 0.7 * math.log(1 - 1 / (1 + math.exp(-0.5)))), rel=1e-6
+    )
+    assert torch.isfinite(logits.grad).all() and logits.grad[0, 1] == 0
+
+
+def test_bad_bags_are_refused():
+    with pytest.raises(ValueError, match="proportions must lie in"):
+        Bags(np.zeros((1, 2, 1), dtype=int), np.full((1, 2, 1), 1.5))
+    with pytest.raises(ValueError, match="non-negative integers"):
+        Bags(np.full((1, 2, 1), -1), np.zeros((1, 2, 1)))
+    with pytest.raises(ValueError, match="bags per sample"):
+        Bags(np.zeros((1, 2), dtype=int), np.zeros((1, 2)))
+
+
+def toy(n_nets=3, n=1000, q=5):
+    """Uniform x in [0, 1]^2, y = [x0 > 0.4]: feature 0's bins hold (nearly) pure bags, feature 1's
+    bags all hold the base rate. Each network's bags and exact proportions."""
+    r = np.random.default_rng(0)
+    x = r.uniform(size=(n_nets, n, 2))
+    y = (x[..., 0] > 0.4).astype(np.int8)
+    bags, proportions = np.empty(x.shape, dtype=int), np.empty(x.shape)
+    for b in range(n_nets):
+        edges = binning.make_bins(x[b], q)
+        ids = binning.bin_ids(edges, x[b])
+        n_bins = binning.bin_counts(edges).sum()
+        bags[b], proportions[b] = ids, (binning.bin_sums(ids, n_bins, y[b]) / binning.bin_sums(ids, n_bins))[ids]
+    return x, y, bags, proportions
+
+
+def test_llp_recovers_the_labels_from_exact_proportions():
+    x, y, bags, proportions = toy()
+    model = train_mlps(
+        x, Bags(bags, proportions), np.ones(y.shape), [32, 32], [1, 2, 3], 100, 64, 1e-3, holdout=0.2, patience=10
+    )
+    assert (mlp.predict(model, x) == y).mean(axis=1).min() > 0.97
+
+
+def test_a_network_learning_from_bags_does_not_depend_on_its_block():
+    x, _, bags, proportions = toy(n_nets=4, n=300)
+    w = np.random.default_rng(1).uniform(0, 2, size=x.shape[:2])
+    settings = dict(epochs=3, batch_size=20, lr=1e-2, holdout=0.2, patience=1)
+    block = train_mlps(x, Bags(bags, proportions), w, [16, 256, 256, 16], [5, 6, 7, 8], **settings)
+    for b in range(4):
+        alone = train_mlps(
+            x[b : b + 1],
+            Bags(bags[b : b + 1], proportions[b : b + 1]),
+            w[b : b + 1],
+            [16, 256, 256, 16],
+            [5 + b],
+            **settings,
+        )
+        for key in block:
+            np.testing.assert_array_equal(block[key][b], alone[key][0], err_msg=key)
+
+
+def _release(tmp_path, eps, d=2, n=400):
+    """The curator's LLP release on two seeds' toy validation splits; returns the bins, data and
+    released file."""
+    r = np.random.default_rng(4)
+    x = r.uniform(size=(2, n, d))
+    y = (x[..., 0] > 0.5).astype(np.int8)
+    save_npz(tmp_path / "val.npz", x=x, y=y, seeds=np.array([3, 4]))
+    edges = [binning.make_bins(x[b], 4) for b in range(2)]
+    save_npz(tmp_path / "bins.npz", seeds=np.array([3, 4]), **binning.pack(edges))
+    plan = mechanisms.Counts(eps, 1e-5, d, 1, False)
+    curator.oracle_proportions(
+        tmp_path / "val.npz",
+        tmp_path / "bins.npz",
+        tmp_path / "release.npz",
+        tmp_path / "release.ledger.csv",
+        "A",
+        plan.param(),
+    )
+    return edges, x, y, load_npz(tmp_path / "release.npz"), plan
+
+
+def test_without_privacy_the_release_is_exact_and_the_learner_reads_the_true_proportions(tmp_path):
+    edges, x, y, release, plan = _release(tmp_path, math.inf)
+    assert plan.scale == 0.0
+    for b in range(2):
+        ids = binning.bin_ids(edges[b], x[b])
+        n_bins = binning.bin_counts(edges[b]).sum()
+        counts, negatives = (release[key][b, : release["n_bins"][b]] for key in ("counts", "negatives"))
+        np.testing.assert_array_equal(counts, binning.bin_sums(ids, n_bins))
+        np.testing.assert_array_equal(negatives, binning.bin_sums(ids, n_bins, y[b] == 0))
+        bags, proportions = llp.bags(edges[b], x[b], plan, counts, negatives)
+        np.testing.assert_array_equal(bags, ids)
+        np.testing.assert_allclose(
+            proportions, (binning.bin_sums(ids, n_bins, y[b]) / binning.bin_sums(ids, n_bins))[ids]
+        )
+
+
+def test_the_release_spends_the_runs_eps_in_two_counts_queries(tmp_path):
+    edges, x, y, release, plan = _release(tmp_path, 1.0)
+    assert plan.scale == 4.0  # lambda = d (T+1) / eps with T = 1
+    book = ledger.load(tmp_path / "release.ledger.csv")
+    assert list(book["query"]) == [q for q in llp.QUERIES for _ in range(2)] and set(book.mechanism) == {"counts"}
+    assert set(book.neighbours) == {mechanisms.RECORD} and set(book.delta_spent) == {0.0}
+    assert list(book.groupby("seed").eps_total.max()) == [1.0, 1.0]
+    counts = release["counts"][0, : release["n_bins"][0]]
+    assert not np.array_equal(counts, binning.bin_sums(binning.bin_ids(edges[0], x[0]), len(counts)))

@@ -1,0 +1,147 @@
+"""The comparison as a user runs it (`snakemake compare`, rules/compare.smk): the extended study's
+plan, its taint audit, and the smoke version end to end with cached partial reruns."""
+
+import re
+
+import pandas as pd
+import pytest
+import yaml
+
+from expril.privacy import taint
+from expril.reports import comparison
+from harness import ROOT, counts, dry_run_jobs, plan, snakemake
+
+EXTENDED = ["--configfile", "config/extended.yaml"]
+SMOKE = [*EXTENDED, "tests/extended_smoke.yaml"]
+RIVAL_RULES = {
+    "llp_bins",
+    "oracle_proportions",
+    "train_llp",
+    "train_dpsgd",
+    "evaluate_rival",
+    "compare_methods",
+    "aim_release",
+    "train_aim",
+    "dpmerf_release",
+    "train_dpmerf",
+    "feature_maps",
+    "oracle_embedding",
+}
+
+
+@pytest.mark.slow
+def test_the_extended_study_plans_every_method_dataset_and_eps():
+    config = yaml.safe_load((ROOT / "config/extended.yaml").read_text())
+    assert config["epsilons"] == [0.1, 0.3, 1, 3, 10, "inf"]
+    n = counts(plan("compare", *EXTENDED))
+    cells, mmd = 7 * 6, 4 * 6  # datasets x eps, one seed block; ExPriL by MMD on the 4 with an IS step
+    assert n["llp_bins"] == n["oracle_proportions"] == n["train_llp"] == n["train_dpsgd"] == cells
+    assert n["aim_release"] == n["train_aim"] == n["dpmerf_release"] == n["train_dpmerf"] == cells
+    assert n["feature_maps"] == 7 and n["oracle_embedding"] == mmd and n["oracle_marginals"] == cells
+    assert n["evaluate_rival"] == 4 * cells and n["evaluate_hypotheses"] == cells + mmd
+    assert n["train_hypothesis"] == 3 * (cells + mmd) and n["compare_methods"] == 1 and "aggregate_results" not in n
+
+
+@pytest.mark.slow
+def test_the_paper_protocol_plans_no_rival():
+    assert not RIVAL_RULES & set(counts(plan()))
+
+
+@pytest.mark.slow
+def test_the_comparison_passes_the_taint_audit_with_its_releases(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    p = taint.plan(["compare", *SMOKE])
+    assert [str(v) for v in taint.audit(p.jobs, p.curator)] == []
+    assert {job.rule for job in p.jobs if job.release} == {
+        "oracle_marginals",
+        "oracle_errors",
+        "oracle_proportions",
+        "train_dpsgd",
+        "aim_release",
+        "dpmerf_release",
+        "oracle_embedding",
+    }
+    tainted = taint.taint(p.jobs, p.curator)
+    # The learner's LLP, AIM and DP-MERF rules read the source and the releases only; DP-SGD's model
+    # is a release.
+    assert not {job.rule for job in p.jobs if set(job.input) & set(tainted)} & {
+        "llp_bins",
+        "train_llp",
+        "feature_maps",
+        "train_aim",
+        "train_dpmerf",
+    }
+    assert {job.rule for job in p.jobs if set(job.output) & set(tainted)} >= {"evaluate_rival", "compare_methods"}
+
+
+@pytest.mark.slow
+def test_a_compared_variant_that_is_not_run_is_refused(tmp_path):
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump({"variants": ["I"]}))
+    result = snakemake("--dry-run", "compare", *EXTENDED, str(tmp_path / "c.yaml"), check=False)
+    assert result.returncode != 0 and "methods lists C-ExPriL" in result.stdout + result.stderr
+
+
+@pytest.fixture(scope="session")
+def extended_smoke(tmp_path_factory):
+    results = tmp_path_factory.mktemp("extended_smoke")
+    snakemake("compare", "--cores", "2", *SMOKE, "--config", f"results={results}")
+    return results
+
+
+def pending(results, tmp_path, change):
+    (tmp_path / "change.yaml").write_text(yaml.safe_dump(change))
+    out = snakemake("--dry-run", "compare", *SMOKE, str(tmp_path / "change.yaml"), "--config", f"results={results}")
+    return [job for job in dry_run_jobs(out.stdout) if job["rule"] != "compare"]
+
+
+@pytest.mark.slow
+def test_the_smoke_comparison_writes_every_output(extended_smoke):
+    for name in [
+        "comparison.csv",
+        "comparison.md",
+        "comparison_runs.csv",
+        "comparison_tests.csv",
+        "privacy_utility.pdf",
+        "privacy_utility.png",
+    ]:
+        assert (extended_smoke / name).stat().st_size > 0, name
+    table = pd.read_csv(extended_smoke / "comparison.csv")
+    assert list(table.columns) == comparison.TABLE_COLUMNS and set(table.n_runs) == {2}
+    methods = table[~table.method.isin(comparison.REFERENCES)]
+    assert len(methods) == 3 * 8 * 2  # datasets x methods x eps
+    assert (methods.eps_spent <= methods.eps).all() and set(methods.neighbours) == {"add/remove one record"}
+    assert set(methods[methods.method == "dpsgd"].delta) == {1e-5, 0.0}  # delta at eps = 1, none at inf
+    assert set(methods[methods.method == "aim"].delta) == {0.0}  # pure DP
+    assert set(methods[methods.method == "aim"].mechanisms) == {"aim"}
+    assert set(methods[methods.method == "dpmerf"].delta) == {1e-5, 0.0}
+    # By MMD, the embedding spends delta where there is an IS step (C, CTG-B), at eps = 1.
+    mmd = methods[(methods.method == "C-mmd") & (methods.eps == 1)].set_index("dataset")
+    assert mmd.delta.to_dict() == {"A": 0.0, "C": 1e-5, "CTG-B": 1e-5}
+    assert table["mean"].between(0, 100).all()
+    tests = pd.read_csv(extended_smoke / "comparison_tests.csv")
+    assert len(tests) == 3 * 7 * 2 and (tests.n_pairs == 2).all()
+
+
+@pytest.mark.slow
+def test_the_smoke_comparison_reruns_only_what_a_change_needs(extended_smoke, tmp_path):
+    assert pending(extended_smoke, tmp_path, {}) == []
+    # A new eps: every method's jobs at that eps, then the comparison.
+    jobs = pending(extended_smoke, tmp_path, {"epsilons": [1, "inf", 3]})
+    assert {job["rule"] for job in jobs} >= RIVAL_RULES - {"feature_maps"}  # its map serves every eps
+    assert all(re.search("/eps3(-mmd)?/", f) for job in jobs if job["rule"] != "compare_methods" for f in job["output"])
+    # A method dropped (or added back): the comparison only; DP-SGD's epochs: DP-SGD's jobs only.
+    assert counts(pending(extended_smoke, tmp_path, {"comparison": {"methods": ["C", "llp"]}})) == {
+        "compare_methods": 1
+    }
+    assert counts(pending(extended_smoke, tmp_path, {"comparison": {"dpsgd": {"epochs": 6}}})) == {
+        "train_dpsgd": 6,
+        "evaluate_rival": 6,
+        "compare_methods": 1,
+    }
+    # MST in AIM's place: AIM's jobs only.
+    assert counts(pending(extended_smoke, tmp_path, {"comparison": {"aim": {"algorithm": "mst"}}})) == {
+        "aim_release": 6,
+        "train_aim": 6,
+        "evaluate_rival": 6,
+        "compare_methods": 1,
+    }

@@ -1,0 +1,141 @@
+"""What the workflow derives from its configuration: values given as text (`--config` leaves
+list items and nested values as text) read as the types config.schema.yaml declares, and the
+memory a job asks for."""
+
+import math
+
+import pytest
+import yaml
+from snakemake.exceptions import WorkflowError
+from snakemake.utils import validate
+
+from expril import settings
+from expril.workflow.config import readable_yaml, schema_types
+from harness import ROOT, plan
+
+SCHEMA = ROOT / "config.schema.yaml"
+
+
+def config(**changes):
+    base = yaml.safe_load((ROOT / "config.yaml").read_text())
+    return {**base, **changes}
+
+
+def test_a_config_file_is_left_as_it_is():
+    assert schema_types(config(), SCHEMA) == config()
+
+
+def test_nested_text_takes_the_type_its_key_declares():
+    typed = schema_types(
+        config(
+            training={"epochs": "30", "batch_size": "64", "lr": "1e-3", "holdout": "0.2", "patience": "0"},
+            bins={"snr": "4.5", "noiseless": "5"},
+            benchmarks={
+                "A": {
+                    "generator": "clusters",
+                    "dim": "2",
+                    "clusters": "15",
+                    "n_source": "300",
+                    "n_target": "300",
+                    "importance_sampling": "true",
+                    "hidden": ["16", "32"],
+                }
+            },
+        ),
+        SCHEMA,
+    )
+    assert typed["training"] == {"epochs": 30, "batch_size": 64, "lr": 0.001, "holdout": 0.2, "patience": 0}
+    assert typed["bins"] == {"snr": 4.5, "noiseless": 5}
+    assert typed["benchmarks"]["A"] == {
+        "generator": "clusters",
+        "dim": 2,
+        "clusters": 15,
+        "n_source": 300,
+        "n_target": 300,
+        "importance_sampling": True,
+        "hidden": [16, 32],
+    }
+    validate(typed, str(SCHEMA))
+
+
+def test_epsilons_read_as_numbers_and_inf_stays_the_word_a_file_gives():
+    typed = schema_types(config(epsilons=["1", "0.5", "1e-5", "inf", ".inf"]), SCHEMA)["epsilons"]
+    assert typed[:4] == [1, 0.5, 1e-5, "inf"] and math.isinf(typed[4])
+    assert type(typed[0]) is int
+
+
+def test_text_the_schema_accepts_as_text_stays_text():
+    typed = schema_types(config(bins={"snr": 4, "noiseless": "sqrt"}, datasets=["A", "CTG-B"], results="42"), SCHEMA)
+    assert typed["bins"]["noiseless"] == "sqrt" and typed["datasets"] == ["A", "CTG-B"] and typed["results"] == "42"
+
+
+@pytest.mark.parametrize(
+    "change, key",
+    [
+        (
+            {"training": {"epochs": "thirty", "batch_size": 64, "lr": 0.001, "holdout": 0.2, "patience": 10}},
+            "['training']['epochs']",
+        ),
+        ({"epsilons": ["nan", "inf"]}, "['epsilons'][0]"),  # nan passes a bound but means nothing
+        ({"epsilons": ["0", "inf"]}, "['epsilons'][0]"),  # out of range, and no single type declared
+        ({"bins": {"snr": 4, "noiseless": "1"}}, "['bins']['noiseless']"),
+    ],
+)
+def test_text_no_reading_makes_valid_is_left_for_the_schema_to_name(change, key):
+    typed = schema_types(config(**change), SCHEMA)
+    assert typed == config(**change)
+    with pytest.raises(WorkflowError, match=f"instance{key}".replace("[", r"\[").replace("]", r"\]")):
+        validate(typed, str(SCHEMA))
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"comparison": {"random_features": "7"}}, "7 is not a multiple of 2"),
+        ({"training": {"epochs": "0"}}, "0 is less than the minimum of 1"),
+    ],
+)
+def test_a_number_out_of_bounds_is_reported_by_its_bound_not_as_text(change, message):
+    """`--config 'comparison={"random_features": 7}'` gives text '7': read as the integer the key
+    declares, validation says which bound it breaks, not "'7' is not of type 'integer'"."""
+    base = config()
+    changed = {key: {**base[key], **value} for key, value in change.items()}
+    typed = schema_types(config(**changed), SCHEMA)
+    with pytest.raises(WorkflowError, match=message):
+        validate(typed, str(SCHEMA))
+
+
+def test_a_malformed_config_file_is_named_with_its_line(tmp_path):
+    bad = tmp_path / "config.yaml"
+    bad.write_text("runs: 2\ntraining:\n  epochs: [1\n  lr: 3\n")
+    with pytest.raises(ValueError, match=r"config.yaml: line 4, column 5: .*expected ','"):
+        readable_yaml(bad)
+    assert readable_yaml(ROOT / "config.yaml") == ROOT / "config.yaml"
+    # Every config file the Snakefile reads goes through the check.
+    snakefile = (ROOT / "Snakefile").read_text()
+    assert snakefile.count("configfile:") == snakefile.count("configfile: readable_yaml(") == 2
+
+
+@pytest.mark.slow
+def test_nested_values_from_the_command_line_plan():
+    """Snakemake hands these over as text: the plan follows them (A gets the IS step's counts
+    query, C loses it) instead of stopping on "'30' is not of type 'integer'"."""
+    jobs = plan(
+        "--configfile",
+        "tests/smoke.yaml",
+        "--config",
+        'training={"epochs": 30, "lr": 1e-3}',
+        'benchmarks={"A": {"importance_sampling": true}, "C": {"importance_sampling": false}}',
+    )
+    counted = {job["output"][0].split("/")[-4] for job in jobs if job["rule"] == "oracle_marginals"}
+    assert counted == {"A", "D", "E", "CTG-B"}
+
+
+def test_memory_request_grows_with_the_block_the_samples_and_the_width():
+    a, ctg = config()["benchmarks"]["A"], config()["benchmarks"]["CTG-A"]
+    # 1.5 x (base + seeds x 7 bytes x (2,500 + 2,500 samples) x (2 features + 256 units))
+    assert settings.job_memory_mb(100, a, trains=True) == 2030  # 1.5 x (450 + 903)
+    assert settings.job_memory_mb(100, a, trains=False) == 1730  # 1.5 x (250 + 903)
+    assert settings.job_memory_mb(25, a, trains=True) == 1014  # 1.5 x (450 + 225.75)
+    # CTG: 21 features (no `dim` key), 700 + 700 samples
+    assert settings.job_memory_mb(100, ctg, trains=True) == 1083  # 1.5 x (450 + 271.46)
