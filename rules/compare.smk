@@ -152,6 +152,10 @@ rule compare_methods:
         code=package_code("compare_methods"),
         methods=COMPARISON["methods"],
         datasets=config["datasets"],
+        # Read where they exist, not inputs: a rerun of aim_release appends to them.
+        aim_histories=[
+            aim_history(d, b) for d in config["datasets"] for b in BLOCKS if "aim" in RIVALS
+        ],
         iterations=T,
     script:
         "../workflow_scripts/compare_methods.py"

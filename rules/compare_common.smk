@@ -30,6 +30,12 @@ def rival_model(wildcards):
     }[wildcards.rival]
 
 
+def aim_history(dataset, seeds):
+    """The append-only record of every AIM release a split has had, reruns included
+    (expril/privacy/ledger.py: append_history)."""
+    return f"{R}/oracle/{dataset}/{seeds}/aim_history.csv"
+
+
 def compared(pattern, **wildcards):
     return expand(
         pattern, dataset=config["datasets"], seeds=BLOCKS, eps=EPSILONS, **wildcards

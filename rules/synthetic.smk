@@ -72,6 +72,8 @@ rule aim_release:
         code=package_code("aim_release"),
         mechanism=privacy_plan("aim"),
         rows=n_val,
+        # Outside the outputs, which a rerun deletes: every release this split ever had.
+        history=lambda wc: aim_history(wc.dataset, wc.seeds),
     script:
         "../workflow_scripts/aim_release.py"
 

@@ -9,6 +9,7 @@ curator.aim_release(
     bins_path=snakemake.input.bins,
     out_path=snakemake.output.records,
     ledger_path=snakemake.output.ledger,
+    history_path=snakemake.params.history,
     name=snakemake.wildcards.dataset,
     mechanism=snakemake.params.mechanism,
     rows=snakemake.params.rows,

@@ -14,5 +14,6 @@ comparison.compare(
     methods=snakemake.params.methods,
     datasets=snakemake.params.datasets,
     iterations=snakemake.params.iterations,
+    aim_histories=snakemake.params.aim_histories,
     out=dict(snakemake.output),
 )

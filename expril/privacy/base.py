@@ -27,6 +27,8 @@ class Mechanism(ABC):
 
     name: str
     neighbours: str
+    # Whether its noise is drawn from the oracle's keyed streams (expril.privacy.noise).
+    keyed_noise = True
 
     def __init__(self, eps, delta):
         if not eps > 0:

@@ -6,9 +6,12 @@ run's plan, or a total above the run's budget, fails the job before anything is 
 costs and their composition come from the mechanism (expril.privacy.mechanisms); this module records.
 """
 
+from pathlib import Path
+
 import pandas as pd
 
 from expril.io import save_csv
+from expril.privacy import noise
 
 COLUMNS = [
     "dataset",
@@ -21,6 +24,7 @@ COLUMNS = [
     "neighbours",
     "sensitivity",
     "scale",
+    "noise_key",
     "eps_spent",
     "delta_spent",
     "eps_total",
@@ -32,10 +36,11 @@ class BudgetError(RuntimeError):
     pass
 
 
-def record(path, previous, dataset, seeds, query, rule, mechanism):
-    """Append this query's rows to the chain's ledger after checking plan and budget."""
+def record(path, previous, dataset, seeds, query, rule, mechanism, history=None):
+    """Append this query's rows to the chain's ledger after checking plan and budget; for a
+    mechanism whose noise cannot be replayed, to the split's `history` too (`append_history`)."""
     eps, delta = mechanism.query_cost(query)
-    noise = {"sensitivity": float("nan"), "scale": float("nan")} | mechanism.ledger_fields(query)
+    sizes = {"sensitivity": float("nan"), "scale": float("nan")} | mechanism.ledger_fields(query)
     rows = pd.DataFrame(
         {
             "dataset": dataset,
@@ -46,7 +51,8 @@ def record(path, previous, dataset, seeds, query, rule, mechanism):
             "rule": rule,
             "mechanism": mechanism.name,
             "neighbours": mechanism.neighbours,
-            **noise,
+            **sizes,
+            "noise_key": noise.key_of(mechanism),
             "eps_spent": eps,
             "delta_spent": delta,
         }
@@ -76,7 +82,35 @@ def record(path, previous, dataset, seeds, query, rule, mechanism):
         )
     # Exact: the next query's check sums these values (2/3 written as 0.666667 would overspend).
     save_csv(path, book[COLUMNS], exact=True)
+    if not mechanism.keyed_noise:
+        append_history(history, book.loc[new, COLUMNS])
     return book
+
+
+def append_history(path, rows):
+    """Append-only: every release ever made on a split with noise that a rerun cannot replay (AIM's,
+    drawn by OpenDP), with the time it was made. A rerun of such a release spends a fresh eps on
+    the same private records, while the job's ledger, rewritten, keeps only the last; this file,
+    outside the job's outputs, keeps them all (`history_spent` sums them)."""
+    if path is None:
+        raise ValueError("a release whose noise cannot be replayed needs a history file")
+    stamped = rows.assign(released_at=pd.Timestamp.now(tz="UTC").isoformat(timespec="seconds"))
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as f:
+        stamped.to_csv(f, header=f.tell() == 0, index=False)
+
+
+def history_spent(paths):
+    """Per dataset, seed, budget and mechanism, from the history files that exist: how many
+    releases the split has had and the eps and delta they spent together."""
+    found = [pd.read_csv(p) for p in paths if Path(p).exists()]
+    if not found:
+        return pd.DataFrame(columns=["dataset", "seed", "eps_budget", "mechanism", "releases", "eps", "delta"])
+    return (
+        pd.concat(found, ignore_index=True)
+        .groupby(["dataset", "seed", "eps_budget", "mechanism"], as_index=False)
+        .agg(releases=("eps_spent", "size"), eps=("eps_spent", "sum"), delta=("delta_spent", "sum"))
+    )
 
 
 def load(path):

@@ -33,6 +33,19 @@ def _warn_demo_secret():
     logging.getLogger("expril").warning("%s is not set: using the public demo secret", SECRET_VARIABLE)
 
 
+# What keyed a release's noise, as the ledger records it (`key_of`).
+KEYS = {"demo": "public demo secret", "secret": "EXPRIL_ORACLE_SECRET", "library": "the library's own, unseeded"}
+
+
+def key_of(mechanism):
+    """What keyed a mechanism's noise in this process: the public demo secret (anyone with the
+    code can replay it), the oracle's secret, or, for a library that draws its own (AIM's OpenDP),
+    that library's unseeded generator."""
+    if not mechanism.keyed_noise:
+        return KEYS["library"]
+    return KEYS["secret"] if os.environ.get(SECRET_VARIABLE) else KEYS["demo"]
+
+
 def stream(secret_value, dataset, seed, query, edges, scale):
     """The noise stream of one query of one run, keyed by all that defines the query: what is
     asked (`query`), on which bins (`edges`, one array per feature) and at which noise scale.

@@ -10,6 +10,7 @@ class MarginalSynthesis(Mechanism):
 
     neighbours = RECORD
     planned_queries = 1
+    keyed_noise = False  # OpenDP draws its measurements' noise itself
 
     def query_cost(self, query=None):
         return self.eps, 0.0

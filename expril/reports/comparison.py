@@ -10,6 +10,7 @@ import seaborn as sns
 from scipy import stats
 
 from expril import io, settings
+from expril.privacy import ledger
 from expril.reports import reproduction
 
 NAMES = {
@@ -309,6 +310,24 @@ def _concat(files, columns=()):
     return pd.concat([pd.DataFrame(columns=list(columns)), *(pd.read_csv(f) for f in files)], ignore_index=True)
 
 
+def history_note(history):
+    """What the splits' histories add to the ledgers: releases drawn more than once (a rerun of a
+    release whose noise cannot be replayed) and the eps they spent together."""
+    if history.empty:
+        return ""
+    again = history[history.releases > 1]
+    text = f"\nAIM's releases, reruns included (the splits' append-only histories): {history.releases.sum()} on "
+    text += f"{len(history)} (split, ε) pairs"
+    if again.empty:
+        return text + ", each drawn once: every split spent its ε once.\n"
+    worst = again.loc[(again.eps / again.eps_budget).idxmax()]
+    return text + (
+        f"; {len(again)} pairs were drawn more than once, so their split spent more than its ε: at most "
+        f"{worst.releases} releases, ε {worst.eps:.4g} in all against a budget of {worst.eps_budget:.4g} "
+        f"({worst.dataset}, seed {worst.seed}). The tables use the last release.\n"
+    )
+
+
 def compare(
     expril_files,
     rival_files,
@@ -320,11 +339,12 @@ def compare(
     out,
     mmd_files=(),
     mmd_ledger_files=(),
+    aim_histories=(),
 ):
     """Write every run's accuracy, the comparison table (CSV, Markdown), the paired tests and the
     privacy-utility figure to `out`'s paths, from the workflow's per-block files (`expril_files`:
     ExPriL's evaluations, none if no variant is compared; `mmd_files`, `mmd_ledger_files`: those
-    of its runs with Pb. 1 by MMD)."""
+    of its runs with Pb. 1 by MMD; `aim_histories`: the splits' append-only AIM histories)."""
     columns = ["dataset", "seed", "eps", "variant", "t", "accuracy"]
     expril = _concat(expril_files, columns)
     runs = runs_table(
@@ -335,13 +355,18 @@ def compare(
         iterations,
         _concat(mmd_files, columns),
     )
-    spent = [privacy(_concat(ledger_files).drop_duplicates())]
+    ledgers = [_concat(ledger_files).drop_duplicates()]
+    spent = [privacy(ledgers[0])]
     if mmd_ledger_files:
-        spent.append(privacy(_concat(mmd_ledger_files).drop_duplicates(), [m for m in MMD.values() if m in methods]))
+        ledgers.append(_concat(mmd_ledger_files).drop_duplicates())
+        spent.append(privacy(ledgers[1], [m for m in MMD.values() if m in methods]))
     table = comparison_table(runs, pd.concat(spent, ignore_index=True))
     tests = paired_tests(runs)
     io.save_csv(out["runs"], runs)
     io.save_csv(out["comparison_csv"], table)
     io.save_csv(out["tests"], tests)
-    io.save_text(out["comparison_md"], markdown(table, tests, methods, datasets))
+    note = reproduction.demo_note(pd.concat(ledgers, ignore_index=True)) + history_note(
+        ledger.history_spent(aim_histories)
+    )
+    io.save_text(out["comparison_md"], markdown(table, tests, methods, datasets) + note)
     figure(runs, methods, datasets, out["figure_pdf"], out["figure_png"])

@@ -11,7 +11,7 @@ import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
 from expril import io, settings  # noqa: E402
-from expril.privacy import calibration, mechanisms  # noqa: E402
+from expril.privacy import calibration, mechanisms, noise  # noqa: E402
 from expril.reports import fidelity  # noqa: E402
 
 LONG_COLUMNS = ["dataset", "seed", "method", "eps", "variant", "t", "accuracy"]
@@ -244,6 +244,18 @@ def privacy_markdown(spent):
     return "\n".join(lines) + "\n"
 
 
+def demo_note(ledger):
+    """A warning under the spend table where the public demo secret keyed a release's noise."""
+    demo = int((ledger.noise_key == noise.KEYS["demo"]).sum())
+    if not demo:
+        return ""
+    return (
+        f"\n{demo} of the {len(ledger)} releases' noise was keyed by the public demo secret "
+        f"(`{noise.SECRET_VARIABLE}` unset): anyone with the code can replay it. Fine for a reproduction; "
+        "for real data, set a secret (docs/privacy.md, The noise secret).\n"
+    )
+
+
 def write_all(accuracy, reference, ledger, config, out, paper_table2=None):
     """Write the long table, Table 2 (CSV and Markdown, with the privacy spent per run), the
     privacy ledger, Table 1 and Figure 1 to `out`'s paths; given the paper's Table 2, also the
@@ -253,7 +265,7 @@ def write_all(accuracy, reference, ledger, config, out, paper_table2=None):
     t2 = table2(long, config["datasets"], config["iterations"])
     io.save_csv(out["table2_csv"], t2)
     io.save_csv(out["privacy_ledger"], ledger)
-    io.save_text(out["table2_md"], table2_markdown(t2) + privacy_markdown(privacy_spent(ledger)))
+    io.save_text(out["table2_md"], table2_markdown(t2) + privacy_markdown(privacy_spent(ledger)) + demo_note(ledger))
     io.save_csv(out["table1"], table1(config))
     figure1(long, config["iterations"], out["figure_pdf"], out["figure_png"], datasets=config["datasets"])
     if paper_table2 is not None:

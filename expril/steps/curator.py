@@ -193,10 +193,12 @@ def dpmerf_release(val_path, maps_path, out_path, ledger_path, name, mechanism):
 
 
 @timed
-def aim_release(val_path, bins_path, out_path, ledger_path, name, mechanism, rows, threads):
-    """Marginal-based synthetic data (expril.aim): the curator's validation split discretised on
-    the learner's bins, a graphical model fitted by AIM or MST (the mechanism's name) with the
-    run's eps in pure DP, and `rows` labelled records (bin indices) drawn from it and released."""
+def aim_release(val_path, bins_path, out_path, ledger_path, history_path, name, mechanism, rows, threads):
+    """Marginal-based synthetic data (expril.rivals.aim): the curator's validation split
+    discretised on the learner's bins, a graphical model fitted by AIM or MST (the mechanism's
+    name) with the run's eps in pure DP, and `rows` labelled records (bin indices) drawn from it
+    and released. OpenDP's noise is not seeded: every release is also appended to the split's
+    history (`history_path`), reruns included."""
     mechanism = mechanisms.from_param(mechanism)
     val = load_block(val_path, ("x", "y"))
     seeds = val["seeds"]
@@ -220,5 +222,5 @@ def aim_release(val_path, bins_path, out_path, ledger_path, name, mechanism, row
         )
         ids.append(records[0])
         y.append(records[1])
-    ledger.record(ledger_path, None, name, seeds, mechanism.name, "aim_release", mechanism)
+    ledger.record(ledger_path, None, name, seeds, mechanism.name, "aim_release", mechanism, history_path)
     save_npz(out_path, ids=np.stack(ids), y=np.stack(y), seeds=seeds)

@@ -8,11 +8,13 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from expril.io import load_npz, save_npz
 from expril.method import binning, mlp
 from expril.privacy import calibration, ledger, mechanisms, noise, taint
+from expril.reports import comparison, reproduction
 from expril.steps import curator
 from harness import ROOT, copy_args, project_copy, replace_once
 
@@ -35,6 +37,45 @@ def test_planned_queries_spend_exactly_the_budget(tmp_path, eps):
         book = ledger.load(tmp_path / f"{i}.csv")
     assert np.allclose(book.groupby("seed")["eps_spent"].sum(), eps) and len(book) == 6
     assert list(book.columns) == ledger.COLUMNS
+
+
+def test_each_ledger_row_says_what_keyed_its_noise_and_the_tables_warn_of_the_demo_secret(tmp_path, monkeypatch):
+    monkeypatch.delenv(noise.SECRET_VARIABLE, raising=False)
+    demo = ledger.record(tmp_path / "a.csv", None, "A", [0, 1], "errors_t0", "oracle_errors", _privacy(1.0, 2))
+    aim = ledger.record(
+        tmp_path / "b.csv", None, "A", [0, 1], "aim", "aim_release", mechanisms.AIM(1.0, 0.0), tmp_path / "h.csv"
+    )
+    monkeypatch.setenv(noise.SECRET_VARIABLE, "a private secret")
+    keyed = ledger.record(tmp_path / "c.csv", None, "A", [0, 1], "errors_t0", "oracle_errors", _privacy(1.0, 2))
+    assert set(ledger.load(tmp_path / "a.csv").noise_key) == {"public demo secret"}
+    assert set(aim.noise_key) == {"the library's own, unseeded"}  # OpenDP draws AIM's noise itself
+    assert set(keyed.noise_key) == {"EXPRIL_ORACLE_SECRET"}
+    note = reproduction.demo_note(pd.concat([demo, aim, keyed]))
+    assert note.startswith("\n2 of the 6 releases' noise was keyed by the public demo secret")
+    assert reproduction.demo_note(keyed) == ""
+
+
+def test_a_release_whose_noise_cannot_be_replayed_keeps_every_draw_in_its_splits_history(tmp_path):
+    """AIM's noise is OpenDP's, unseeded: a rerun spends a fresh eps on the same records. The
+    job's ledger keeps the last release; the split's history keeps both, and the report says so."""
+    history = tmp_path / "aim_history.csv"
+    for _ in range(2):  # the release, then a rerun of it
+        ledger.record(tmp_path / "l.csv", None, "A", [0, 1], "aim", "aim_release", mechanisms.AIM(0.5, 0.0), history)
+    ledger.record(tmp_path / "l3.csv", None, "A", [0, 1], "aim", "aim_release", mechanisms.AIM(1.0, 0.0), history)
+    assert len(ledger.load(tmp_path / "l.csv")) == 2
+    spent = ledger.history_spent([history, tmp_path / "never_written.csv"])
+    assert spent[["seed", "eps_budget", "releases", "eps"]].values.tolist() == [
+        [0, 0.5, 2, 1.0],
+        [0, 1.0, 1, 1.0],
+        [1, 0.5, 2, 1.0],
+        [1, 1.0, 1, 1.0],
+    ]
+    assert "2 pairs were drawn more than once" in comparison.history_note(spent)
+    assert "at most 2 releases, ε 1 in all against a budget of 0.5 (A, seed 0)" in comparison.history_note(spent)
+    with pytest.raises(ValueError, match="needs a history file"):
+        ledger.record(tmp_path / "m.csv", None, "A", [0], "aim", "aim_release", mechanisms.AIM(1.0, 0.0))
+    # Releases a rerun replays (keyed noise) need no history: the same answer reveals nothing new.
+    ledger.record(tmp_path / "k.csv", None, "A", [0], "errors_t0", "oracle_errors", _privacy(1.0, 2))
 
 
 def test_without_the_is_step_the_paper_noise_spends_two_thirds(tmp_path):
