@@ -4,12 +4,13 @@ import os
 import re
 from pathlib import Path
 
+import yaml
 from snakemake.utils import validate
 
 from expril import settings
 from expril.privacy import mechanisms, noise
 from expril.reports import ambiguity, identify
-from expril.workflow import code_digest
+from expril.workflow import code_digest, grids
 from expril.workflow.config import schema_types
 
 config.update(schema_types(config, Path(workflow.basedir) / "config.schema.yaml"))
@@ -52,6 +53,8 @@ wildcard_constraints:
     eps="|".join(map(re.escape, EPSILONS)),
     variant="|".join(config["variants"] + ["both"]),
     t=r"\d+",
+    setting=r"(~[a-z]+=[A-Za-z0-9.-]+)*",
+    fmap=r"(~D=\d+)?(~bandwidth=[0-9.]+)?",
     member=r"[A-Za-z0-9._]+",
     weighting="|-mmd",
 
@@ -124,16 +127,16 @@ def n_val(wildcards):
     )
 
 
-def bins_per_feature(wildcards, iterations=T):
-    """q by the paper's signal-to-noise rule for the noise of a plan of `iterations` iterations."""
-    b = config["bins"]
+def bins_per_feature(wildcards, snr, iterations=T):
+    """q by the paper's signal-to-noise rule at `snr`, for the noise of a plan of `iterations`
+    iterations."""
     return settings.bins_per_feature(
         n_val(wildcards),
         settings.feature_count(spec(wildcards)),
         iterations,
         settings.parse_eps(wildcards.eps),
-        b["snr"],
-        b["noiseless"],
+        snr,
+        config["bins"]["noiseless"],
     )
 
 
@@ -147,7 +150,7 @@ def block_dir(wildcards):
 
 
 def eps_dir(wildcards):
-    return f"eps{wildcards.eps}{wildcards.weighting}"
+    return f"eps{wildcards.eps}{wildcards.weighting}{wildcards.setting}"
 
 
 def model_file(wildcards, variant, t):
@@ -161,11 +164,15 @@ def answer_file(wildcards, variant, t):
 
 
 def counts_file(wildcards):
-    return f"{R}/oracle/{block_dir(wildcards)}/eps{wildcards.eps}/marginals.npz"
+    """The bin counts query of the run's chain, on the bins of its setting's snr."""
+    bins = upstream(wildcards, chain_family(wildcards), ["snr"])
+    return f"{R}/oracle/{block_dir(wildcards)}/eps{wildcards.eps}{bins}/marginals.npz"
 
 
 def embedding_file(wildcards):
-    return f"{R}/oracle/{block_dir(wildcards)}/eps{wildcards.eps}-mmd/embedding.npz"
+    """Pb. 1's query by MMD, in the feature map of its setting's bandwidth."""
+    scale = upstream(wildcards, "mmd", ["bandwidth"])
+    return f"{R}/oracle/{block_dir(wildcards)}/eps{wildcards.eps}-mmd{scale}/embedding.npz"
 
 
 def previous_ledger(wildcards):
@@ -196,12 +203,13 @@ def reweight_inputs(wildcards):
     if by_mmd(wildcards):
         return {
             "embedding": embedding_file(wildcards),
-            "maps": f"{R}/learner/{block_dir(wildcards)}/feature_map.npz",
+            "maps": feature_map_file(wildcards, "mmd"),
         }
     inputs = {}
     if counts_query(wildcards.dataset):
+        bins = upstream(wildcards, chain_family(wildcards), ["snr"])
         inputs["bins"] = (
-            f"{R}/learner/{block_dir(wildcards)}/eps{wildcards.eps}/marginal_bins.npz"
+            f"{R}/learner/{block_dir(wildcards)}/eps{wildcards.eps}{bins}/marginal_bins.npz"
         )
     if importance_sampling(wildcards.dataset):
         inputs["marginals"] = counts_file(wildcards)

@@ -13,22 +13,24 @@ wildcard_constraints:
 localrules:
     compare_methods,
     publish_comparison,
+    select_settings,
+    publish_tuning,
 
 
 rule llp_bins:
     input:
         rules.generate_data.output.source,
     output:
-        f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/llp/bins.npz",
+        f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/llp{{setting}}/bins.npz",
     log:
-        f"{R}/logs/llp_bins/{{dataset}}/{{seeds}}/eps{{eps}}.log",
+        f"{R}/logs/llp_bins/{{dataset}}/{{seeds}}/eps{{eps}}{{setting}}.log",
     benchmark:
-        f"{R}/benchmarks/llp_bins/{{dataset}}/{{seeds}}/eps{{eps}}.tsv"
+        f"{R}/benchmarks/llp_bins/{{dataset}}/{{seeds}}/eps{{eps}}{{setting}}.tsv"
     conda:
         "../envs/expril.yaml"
     params:
         code=package_code("make_bins"),
-        q=llp_bins_per_feature,
+        q=lambda wc: bins_per_feature(wc, snr(wc, "llp"), iterations=1),
     script:
         "../workflow_scripts/make_bins.py"
 
@@ -38,12 +40,12 @@ rule oracle_proportions:
         target_val=rules.split_target.output.val,
         bins=rules.llp_bins.output[0],
     output:
-        answers=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}/llp/proportions.npz",
-        ledger=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}/llp/proportions.ledger.csv",
+        answers=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}/llp{{setting}}/proportions.npz",
+        ledger=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}/llp{{setting}}/proportions.ledger.csv",
     log:
-        f"{R}/logs/oracle_proportions/{{dataset}}/{{seeds}}/eps{{eps}}.log",
+        f"{R}/logs/oracle_proportions/{{dataset}}/{{seeds}}/eps{{eps}}{{setting}}.log",
     benchmark:
-        f"{R}/benchmarks/oracle_proportions/{{dataset}}/{{seeds}}/eps{{eps}}.tsv"
+        f"{R}/benchmarks/oracle_proportions/{{dataset}}/{{seeds}}/eps{{eps}}{{setting}}.tsv"
     conda:
         "../envs/expril.yaml"
     params:
@@ -56,14 +58,15 @@ rule oracle_proportions:
 rule train_llp:
     input:
         source=rules.generate_data.output.source,
-        bins=rules.llp_bins.output[0],
-        release=rules.oracle_proportions.output.answers,
+        # The release is LLP's bins and the proportions in them: the snr of the setting alone.
+        bins=lambda wc: llp_file(wc, "learner", "bins"),
+        release=lambda wc: llp_file(wc, "oracle", "proportions"),
     output:
-        f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/llp/model.npz",
+        f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/llp{{setting}}/model.npz",
     log:
-        f"{R}/logs/train_llp/{{dataset}}/{{seeds}}/eps{{eps}}.log",
+        f"{R}/logs/train_llp/{{dataset}}/{{seeds}}/eps{{eps}}{{setting}}.log",
     benchmark:
-        f"{R}/benchmarks/train_llp/{{dataset}}/{{seeds}}/eps{{eps}}.tsv"
+        f"{R}/benchmarks/train_llp/{{dataset}}/{{seeds}}/eps{{eps}}{{setting}}.tsv"
     conda:
         "../envs/expril.yaml"
     threads: 1
@@ -71,7 +74,7 @@ rule train_llp:
         gpu=1 if config["device"] == "cuda" else 0,
     params:
         code=package_code("train_llp"),
-        hidden=lambda wc: spec(wc)["hidden"],
+        network=lambda wc: network(wc, "llp"),
         training=config["training"],
         solver=config["reweight"],
         mechanism=privacy_plan("llp"),
@@ -81,27 +84,25 @@ rule train_llp:
         "../workflow_scripts/train_llp.py"
 
 
-# Opacus on the CPU, whatever `device` says: its per-sample work is small next to its per-step
-# overhead at these sizes.
+# On the CPU, whatever `device` says (expril/rivals/dpsgd.py).
 rule train_dpsgd:
     input:
         target_val=rules.split_target.output.val,
         source=rules.generate_data.output.source,
     output:
-        model=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}/dpsgd/model.npz",
-        ledger=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}/dpsgd/model.ledger.csv",
+        model=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}/dpsgd{{setting}}/model.npz",
+        ledger=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}/dpsgd{{setting}}/model.ledger.csv",
     log:
-        f"{R}/logs/train_dpsgd/{{dataset}}/{{seeds}}/eps{{eps}}.log",
+        f"{R}/logs/train_dpsgd/{{dataset}}/{{seeds}}/eps{{eps}}{{setting}}.log",
     benchmark:
-        f"{R}/benchmarks/train_dpsgd/{{dataset}}/{{seeds}}/eps{{eps}}.tsv"
+        f"{R}/benchmarks/train_dpsgd/{{dataset}}/{{seeds}}/eps{{eps}}{{setting}}.tsv"
     conda:
         "../envs/expril.yaml"
     threads: 1
     params:
         code=package_code("train_dpsgd"),
-        hidden=lambda wc: spec(wc)["hidden"],
-        lr=config["training"]["lr"],
-        batch_size=config["training"]["batch_size"],
+        network=lambda wc: network(wc, "dpsgd"),
+        recipe=dpsgd_recipe,
         mechanism=privacy_plan("dpsgd"),
         init_key=lambda wc: ["dpsgd", wc.dataset, wc.eps],
     script:
@@ -113,11 +114,11 @@ rule evaluate_rival:
         target_test=rules.split_target.output.test,
         model=rival_model,
     output:
-        f"{R}/eval/{{dataset}}/{{seeds}}/eps{{eps}}/{{rival}}.csv",
+        f"{R}/eval/{{dataset}}/{{seeds}}/eps{{eps}}/{{rival}}{{setting}}.csv",
     log:
-        f"{R}/logs/evaluate_rival/{{dataset}}/{{seeds}}/eps{{eps}}/{{rival}}.log",
+        f"{R}/logs/evaluate_rival/{{dataset}}/{{seeds}}/eps{{eps}}/{{rival}}{{setting}}.log",
     benchmark:
-        f"{R}/benchmarks/evaluate_rival/{{dataset}}/{{seeds}}/eps{{eps}}/{{rival}}.tsv"
+        f"{R}/benchmarks/evaluate_rival/{{dataset}}/{{seeds}}/eps{{eps}}/{{rival}}{{setting}}.tsv"
     conda:
         "../envs/expril.yaml"
     params:
@@ -128,7 +129,13 @@ rule evaluate_rival:
 
 rule compare_methods:
     input:
-        unpack(comparison_inputs),
+        evaluations=sorted({r["evaluation"] for r in REPORTED}),
+        ledgers=sorted({r["ledger"] for r in REPORTED}),
+        reference=expand(
+            rules.reference_models.output.accuracy,
+            dataset=config["datasets"],
+            seeds=BLOCKS,
+        ),
     output:
         comparison_csv=f"{R}/comparison.csv",
         comparison_md=report(
@@ -138,10 +145,17 @@ rule compare_methods:
         ),
         runs=f"{R}/comparison_runs.csv",
         tests=f"{R}/comparison_tests.csv",
+        ranks=f"{R}/comparison_ranks.csv",
         figure_pdf=f"{R}/privacy_utility.pdf",
         figure_png=report(
             f"{R}/privacy_utility.png",
             caption="../report/privacy_utility.rst",
+            category="Comparison",
+        ),
+        cd_pdf=f"{R}/critical_difference.pdf",
+        cd_png=report(
+            f"{R}/critical_difference.png",
+            caption="../report/critical_difference.rst",
             category="Comparison",
         ),
     log:
@@ -150,6 +164,7 @@ rule compare_methods:
         "../envs/expril.yaml"
     params:
         code=package_code("compare_methods"),
+        runs=REPORTED,
         methods=COMPARISON["methods"],
         datasets=config["datasets"],
         # Read where they exist, not inputs: a rerun of aim_release appends to them.
@@ -166,19 +181,75 @@ rule compare:
         rules.compare_methods.output,
 
 
+# Tuning (docs/comparison.md, "Tuning"): every setting of every method's grid on the calibration
+# seeds, and the choice per method, dataset and eps. Not part of `compare`: `snakemake tune`, then
+# `snakemake publish_tuning` writes data/tuning/ (committed), which the comparison reads.
+rule select_settings:
+    input:
+        evaluations=sorted({r["evaluation"] for r in calibration_runs()}),
+        grid=COMPARISON["grid"],
+    output:
+        calibration=f"{R}/tune/calibration.csv",
+        choice=f"{R}/tune/choice.yaml",
+        markdown=f"{R}/tune/tuning.md",
+    log:
+        f"{R}/logs/select_settings.log",
+    conda:
+        "../envs/expril.yaml"
+    params:
+        code=package_code("select_settings"),
+        runs=calibration_runs(),
+        iterations=T,
+        first_seed=GRID["calibration"]["first_seed"],
+        epsilons=EPSILONS,
+    script:
+        "../workflow_scripts/select_settings.py"
+
+
+rule tune:
+    input:
+        rules.select_settings.output,
+
+
+rule publish_tuning:
+    input:
+        rules.select_settings.output,
+    output:
+        "data/tuning/calibration.csv",
+        "data/tuning/choice.yaml",
+        "data/tuning/tuning.md",
+    log:
+        f"{R}/logs/publish_tuning.log",
+    conda:
+        "../envs/expril.yaml"
+    shell:
+        "(mkdir -p data/tuning && for f in {input}; do cp $f data/tuning/; done) 2> {log}"
+
+
 # Not part of `compare`: after the extended study, `snakemake publish_comparison --configfile
 # config/extended.yaml` copies its small outputs into summary/comparison/ (committed).
 rule publish_comparison:
     input:
         [
             rules.compare_methods.output[name]
-            for name in ("comparison_csv", "comparison_md", "tests", "figure_png")
+            for name in (
+                "comparison_csv",
+                "comparison_md",
+                "runs",
+                "tests",
+                "ranks",
+                "figure_png",
+                "cd_png",
+            )
         ],
     output:
         "summary/comparison/comparison.csv",
         "summary/comparison/comparison.md",
+        "summary/comparison/comparison_runs.csv",
         "summary/comparison/comparison_tests.csv",
+        "summary/comparison/comparison_ranks.csv",
         "summary/comparison/privacy_utility.png",
+        "summary/comparison/critical_difference.png",
     log:
         f"{R}/logs/publish_comparison.log",
     conda:

@@ -7,16 +7,16 @@ rule make_bins:
     input:
         rules.generate_data.output.source,
     output:
-        f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/marginal_bins.npz",
+        f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}{{setting}}/marginal_bins.npz",
     log:
-        f"{R}/logs/make_bins/{{dataset}}/{{seeds}}/eps{{eps}}.log",
+        f"{R}/logs/make_bins/{{dataset}}/{{seeds}}/eps{{eps}}{{setting}}.log",
     benchmark:
-        f"{R}/benchmarks/make_bins/{{dataset}}/{{seeds}}/eps{{eps}}.tsv"
+        f"{R}/benchmarks/make_bins/{{dataset}}/{{seeds}}/eps{{eps}}{{setting}}.tsv"
     conda:
         "../envs/expril.yaml"
     params:
         code=package_code("make_bins"),
-        q=bins_per_feature,
+        q=lambda wc: bins_per_feature(wc, snr(wc, "expril")),
     script:
         "../workflow_scripts/make_bins.py"
 
@@ -27,16 +27,26 @@ rule feature_maps:
     input:
         source=rules.generate_data.output.source,
     output:
-        f"{R}/learner/{{dataset}}/{{seeds}}/feature_map.npz",
+        f"{R}/learner/{{dataset}}/{{seeds}}/feature_map{{fmap}}.npz",
     log:
-        f"{R}/logs/feature_maps/{{dataset}}/{{seeds}}.log",
+        f"{R}/logs/feature_maps/{{dataset}}/{{seeds}}{{fmap}}.log",
     benchmark:
-        f"{R}/benchmarks/feature_maps/{{dataset}}/{{seeds}}.tsv"
+        f"{R}/benchmarks/feature_maps/{{dataset}}/{{seeds}}{{fmap}}.tsv"
     conda:
         "../envs/expril.yaml"
     params:
         code=package_code("feature_maps"),
-        n_features=config["comparison"]["random_features"],
+        # '~D=<features>' and '~bandwidth=<scale>' where they differ from the configured
+        n_features=lambda wc: int(
+            re.search(r"~D=(\d+)", wc.fmap)[1]
+            if "~D=" in wc.fmap
+            else config["comparison"]["random_features"]
+        ),
+        bandwidth=lambda wc: float(
+            re.search(r"~bandwidth=([0-9.]+)", wc.fmap)[1]
+            if "~bandwidth=" in wc.fmap
+            else 1
+        ),
     script:
         "../workflow_scripts/feature_maps.py"
 
@@ -46,17 +56,17 @@ rule reweight_source:
         unpack(reweight_inputs),
         source=rules.generate_data.output.source,
     output:
-        weights=f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}/weights.npz",
-        bins=f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}/error_bins.npz",
+        weights=f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}{{setting}}/weights.npz",
+        bins=f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}{{setting}}/error_bins.npz",
     log:
-        f"{R}/logs/reweight_source/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}.log",
+        f"{R}/logs/reweight_source/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}{{setting}}.log",
     benchmark:
-        f"{R}/benchmarks/reweight_source/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}.tsv"
+        f"{R}/benchmarks/reweight_source/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}{{setting}}.tsv"
     conda:
         "../envs/expril.yaml"
     params:
         code=package_code("reweight_source"),
-        q=bins_per_feature,
+        q=lambda wc: bins_per_feature(wc, snr(wc, chain_family(wc))),
         solver=config["reweight"],
         mechanism=privacy_plan("expril"),
     script:
@@ -90,11 +100,11 @@ rule estimate_labels:
             else []
         ),
     output:
-        f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}/{{variant}}/labels_t{{t}}.npz",
+        f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}{{setting}}/{{variant}}/labels_t{{t}}.npz",
     log:
-        f"{R}/logs/estimate_labels/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}/{{variant}}/t{{t}}.log",
+        f"{R}/logs/estimate_labels/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}{{setting}}/{{variant}}/t{{t}}.log",
     benchmark:
-        f"{R}/benchmarks/estimate_labels/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}/{{variant}}/t{{t}}.tsv"
+        f"{R}/benchmarks/estimate_labels/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}{{setting}}/{{variant}}/t{{t}}.tsv"
     conda:
         "../envs/expril.yaml"
     resources:
@@ -114,11 +124,11 @@ rule train_hypothesis:
         weights=rules.reweight_source.output.weights,
         labels=rules.estimate_labels.output[0],
     output:
-        f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}/{{variant}}/model_t{{t}}.npz",
+        f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}{{setting}}/{{variant}}/model_t{{t}}.npz",
     log:
-        f"{R}/logs/train_hypothesis/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}/{{variant}}/t{{t}}.log",
+        f"{R}/logs/train_hypothesis/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}{{setting}}/{{variant}}/t{{t}}.log",
     benchmark:
-        f"{R}/benchmarks/train_hypothesis/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}/{{variant}}/t{{t}}.tsv"
+        f"{R}/benchmarks/train_hypothesis/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}{{setting}}/{{variant}}/t{{t}}.tsv"
     conda:
         "../envs/expril.yaml"
     threads: 1
@@ -127,7 +137,7 @@ rule train_hypothesis:
         mem_mb=memory_mb(trains=True),
     params:
         code=package_code("train_hypothesis"),
-        hidden=lambda wc: spec(wc)["hidden"],
+        network=lambda wc: network(wc, chain_family(wc)),
         training=config["training"],
         init_key=lambda wc: ["learner", wc.dataset, wc.eps, wc.variant, int(wc.t)],
         device=config["device"],

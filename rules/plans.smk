@@ -24,13 +24,13 @@ PLANS = {
     "embedding": lambda wildcards, eps, delta: mechanisms.MeanEmbedding(
         eps, delta, n_val(wildcards), T
     ),
-    # DP-SGD: Poisson batches of the training's expected size on the validation split.
+    # DP-SGD: Poisson batches on the validation split, at its setting's rate, epochs and clipping.
     "dpsgd": lambda wildcards, eps, delta: mechanisms.DPSGD(
         eps,
         delta,
-        settings.sample_rate(n_val(wildcards), config["training"]["batch_size"]),
-        config["comparison"]["dpsgd"]["epochs"],
-        config["comparison"]["dpsgd"]["max_grad_norm"],
+        dpsgd_sample_rate(wildcards),
+        dpsgd_recipe(wildcards)["epochs"],
+        dpsgd_recipe(wildcards)["max_grad_norm"],
     ),
     # DP-MERF: one Gaussian release with the run's (eps, delta).
     "dpmerf": lambda wildcards, eps, delta: mechanisms.DPMERF(

@@ -3,6 +3,7 @@
 
 
 include: "common.smk"
+include: "settings.smk"
 include: "plans.smk"
 include: "data.smk"
 include: "learner.smk"

@@ -5,17 +5,19 @@
 # releases only.
 
 
+# DP-MERF's files are asked for with the suffix of the setting's generator (its random features
+# and generator) up to the samples, and of the whole setting for the final network.
 rule dpmerf_release:
     input:
         target_val=rules.split_target.output.val,
-        maps=rules.feature_maps.output[0],
+        maps=lambda wc: feature_map_file(wc, "dpmerf"),
     output:
-        answers=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}/dpmerf/embedding.npz",
-        ledger=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}/dpmerf/embedding.ledger.csv",
+        answers=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}/dpmerf{{setting}}/embedding.npz",
+        ledger=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}/dpmerf{{setting}}/embedding.ledger.csv",
     log:
-        f"{R}/logs/dpmerf_release/{{dataset}}/{{seeds}}/eps{{eps}}.log",
+        f"{R}/logs/dpmerf_release/{{dataset}}/{{seeds}}/eps{{eps}}{{setting}}.log",
     benchmark:
-        f"{R}/benchmarks/dpmerf_release/{{dataset}}/{{seeds}}/eps{{eps}}.tsv"
+        f"{R}/benchmarks/dpmerf_release/{{dataset}}/{{seeds}}/eps{{eps}}{{setting}}.tsv"
     conda:
         "../envs/expril.yaml"
     params:
@@ -25,17 +27,40 @@ rule dpmerf_release:
         "../workflow_scripts/dpmerf_release.py"
 
 
-rule train_dpmerf:
+rule dpmerf_samples:
     input:
-        maps=rules.feature_maps.output[0],
+        maps=lambda wc: feature_map_file(wc, "dpmerf"),
         release=rules.dpmerf_release.output.answers,
     output:
-        model=f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/dpmerf/model.npz",
-        samples=f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/dpmerf/samples.npz",
+        f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/dpmerf{{setting}}/samples.npz",
     log:
-        f"{R}/logs/train_dpmerf/{{dataset}}/{{seeds}}/eps{{eps}}.log",
+        f"{R}/logs/dpmerf_samples/{{dataset}}/{{seeds}}/eps{{eps}}{{setting}}.log",
     benchmark:
-        f"{R}/benchmarks/train_dpmerf/{{dataset}}/{{seeds}}/eps{{eps}}.tsv"
+        f"{R}/benchmarks/dpmerf_samples/{{dataset}}/{{seeds}}/eps{{eps}}{{setting}}.tsv"
+    conda:
+        "../envs/expril.yaml"
+    threads: 1
+    resources:
+        gpu=1 if config["device"] == "cuda" else 0,
+    params:
+        code=package_code("dpmerf_samples"),
+        generator=dpmerf_generator,
+        init_key=lambda wc: ["dpmerf", wc.dataset, wc.eps],
+        rows=n_val,
+        device=config["device"],
+    script:
+        "../workflow_scripts/dpmerf_samples.py"
+
+
+rule train_dpmerf:
+    input:
+        samples=lambda wc: dpmerf_file(wc, "learner", "samples"),
+    output:
+        f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/dpmerf{{setting}}/model.npz",
+    log:
+        f"{R}/logs/train_dpmerf/{{dataset}}/{{seeds}}/eps{{eps}}{{setting}}.log",
+    benchmark:
+        f"{R}/benchmarks/train_dpmerf/{{dataset}}/{{seeds}}/eps{{eps}}{{setting}}.tsv"
     conda:
         "../envs/expril.yaml"
     threads: 1
@@ -43,21 +68,20 @@ rule train_dpmerf:
         gpu=1 if config["device"] == "cuda" else 0,
     params:
         code=package_code("train_dpmerf"),
-        generator=COMPARISON["dpmerf"],
-        hidden=lambda wc: spec(wc)["hidden"],
+        network=lambda wc: network(wc, "dpmerf"),
         training=config["training"],
         init_key=lambda wc: ["dpmerf", wc.dataset, wc.eps],
-        rows=n_val,
         device=config["device"],
     script:
         "../workflow_scripts/train_dpmerf.py"
 
 
-# On the learner's bins for the eps (rules/learner.smk: make_bins), as ExPriL's first query.
+# On the learner's bins for the eps as configured (rules/learner.smk: make_bins), as ExPriL's first
+# query; AIM's release is the same for every setting, which differ in the final network alone.
 rule aim_release:
     input:
         target_val=rules.split_target.output.val,
-        bins=rules.make_bins.output[0],
+        bins=configured_bins,
     output:
         records=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}/aim/records.npz",
         ledger=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}/aim/records.ledger.csv",
@@ -81,14 +105,14 @@ rule aim_release:
 rule train_aim:
     input:
         source=rules.generate_data.output.source,
-        bins=rules.make_bins.output[0],
+        bins=configured_bins,
         release=rules.aim_release.output.records,
     output:
-        f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/aim/model.npz",
+        f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/aim{{setting}}/model.npz",
     log:
-        f"{R}/logs/train_aim/{{dataset}}/{{seeds}}/eps{{eps}}.log",
+        f"{R}/logs/train_aim/{{dataset}}/{{seeds}}/eps{{eps}}{{setting}}.log",
     benchmark:
-        f"{R}/benchmarks/train_aim/{{dataset}}/{{seeds}}/eps{{eps}}.tsv"
+        f"{R}/benchmarks/train_aim/{{dataset}}/{{seeds}}/eps{{eps}}{{setting}}.tsv"
     conda:
         "../envs/expril.yaml"
     threads: 1
@@ -96,7 +120,7 @@ rule train_aim:
         gpu=1 if config["device"] == "cuda" else 0,
     params:
         code=package_code("train_aim"),
-        hidden=lambda wc: spec(wc)["hidden"],
+        network=lambda wc: network(wc, "aim"),
         training=config["training"],
         init_key=lambda wc: ["aim", wc.dataset, wc.eps],
         device=config["device"],

@@ -9,4 +9,5 @@ learner.feature_maps(
     out_path=snakemake.output[0],
     name=snakemake.wildcards.dataset,
     n_features=snakemake.params.n_features,
+    bandwidth=snakemake.params.bandwidth,
 )

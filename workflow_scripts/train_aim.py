@@ -9,7 +9,7 @@ learner.train_aim(
     bins_path=snakemake.input.bins,
     release_path=snakemake.input.release,
     out_path=snakemake.output[0],
-    hidden=snakemake.params.hidden,
+    network=snakemake.params.network,
     training=snakemake.params.training,
     init_key=snakemake.params.init_key,
     device=snakemake.params.device,

@@ -5,15 +5,11 @@ setup_logging(snakemake.log[0])
 from expril.steps import learner
 
 learner.train_dpmerf(
-    maps_path=snakemake.input.maps,
-    release_path=snakemake.input.release,
-    out_path=snakemake.output.model,
-    samples_path=snakemake.output.samples,
-    generator=snakemake.params.generator,
-    hidden=snakemake.params.hidden,
+    samples_path=snakemake.input.samples,
+    out_path=snakemake.output[0],
+    network=snakemake.params.network,
     training=snakemake.params.training,
     init_key=snakemake.params.init_key,
-    rows=snakemake.params.rows,
     device=snakemake.params.device,
     threads=snakemake.threads,
 )

@@ -10,10 +10,10 @@ curator.train_dpsgd(
     out_path=snakemake.output.model,
     ledger_path=snakemake.output.ledger,
     name=snakemake.wildcards.dataset,
-    hidden=snakemake.params.hidden,
-    lr=snakemake.params.lr,
-    batch_size=snakemake.params.batch_size,
+    network=snakemake.params.network,
+    recipe=snakemake.params.recipe,
     mechanism=snakemake.params.mechanism,
     init_key=snakemake.params.init_key,
+    setting=snakemake.wildcards.setting,
     threads=snakemake.threads,
 )

@@ -9,7 +9,7 @@ learner.train_hypothesis(
     weights_path=snakemake.input.weights,
     labels_path=snakemake.input.labels,
     out_path=snakemake.output[0],
-    hidden=snakemake.params.hidden,
+    network=snakemake.params.network,
     training=snakemake.params.training,
     init_key=snakemake.params.init_key,
     device=snakemake.params.device,

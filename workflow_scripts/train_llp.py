@@ -9,7 +9,7 @@ learner.train_llp(
     bins_path=snakemake.input.bins,
     release_path=snakemake.input.release,
     out_path=snakemake.output[0],
-    hidden=snakemake.params.hidden,
+    network=snakemake.params.network,
     training=snakemake.params.training,
     solver=snakemake.params.solver,
     mechanism=snakemake.params.mechanism,

@@ -3,6 +3,7 @@
 A model is a dict of numpy arrays holding B networks (one per run seed of a seed block):
   - network models: W0..WL float32 (B, in, out), b0..bL float32 (B, out), and mean, std float32
     (B, d), each network's input standardisation; L = len(hidden), the last layer has one logit;
+    the hidden layers' activation is ReLU, or `activation` where the model names another ("tanh");
   - the constant hypothesis: {"constant": int8 label, "n_models": B}.
 It is saved with `io.save_npz(path, **model)`.
 """
@@ -46,13 +47,24 @@ def standardise(x, mean, std):
     return (x - mean[:, None, :]) / std[:, None, :]
 
 
+ACTIVATIONS = {"relu": lambda h: np.maximum(h, 0), "tanh": np.tanh}
+
+
+def activation_entry(activation):
+    """The model entry naming a hidden activation: none for ReLU, the default (older models too)."""
+    if activation not in ACTIVATIONS:
+        raise ValueError(f"unknown activation {activation!r}, expected one of {sorted(ACTIVATIONS)}")
+    return {} if activation == "relu" else {"activation": np.array(activation)}
+
+
 def logits(model, x):
     """Float32 logits (B, n) of a network model on x (B, n, d)."""
     _check_input(model, x)
     h = standardise(x, model["mean"], model["std"])
+    act = ACTIVATIONS[str(model.get("activation", "relu"))]
     last = _n_layers(model) - 1
     for layer in range(last):
-        h = np.maximum(h @ model[f"W{layer}"] + model[f"b{layer}"][:, None, :], 0)
+        h = act(h @ model[f"W{layer}"] + model[f"b{layer}"][:, None, :])
     return (h @ model[f"W{last}"] + model[f"b{last}"][:, None, :])[..., 0]
 
 
@@ -75,7 +87,8 @@ def select(model, index):
         raise IndexError(f"index {index.tolist()} out of range for a model of {size} networks")
     if "constant" in model:
         return constant_model(int(model["constant"]), index.size)
-    return {key: value[index] for key, value in model.items()}
+    # The activation, one for the whole block, is a 0-d entry.
+    return {key: value[index] if value.ndim else value for key, value in model.items()}
 
 
 def _check_sets(model, x):

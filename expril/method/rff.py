@@ -17,8 +17,9 @@ import numpy as np
 MEDIAN_POINTS = 1000
 
 
-def make_map(source_x, n_features, generator):
-    """The feature map of one run, as arrays: mean, std (d,) and frequencies W (d, n_features / 2)."""
+def make_map(source_x, n_features, generator, scale=1.0):
+    """The feature map of one run, as arrays: mean, std (d,) and frequencies W (d, n_features / 2),
+    at `scale` times the median heuristic's bandwidth."""
     if n_features < 2 or n_features % 2:
         raise ValueError(f"the number of random features must be even and at least 2, got {n_features}")
     x = np.asarray(source_x, dtype=np.float64)
@@ -30,7 +31,7 @@ def make_map(source_x, n_features, generator):
     bandwidth = np.median(distances[np.triu_indices(len(z), k=1)])
     if not bandwidth > 0:
         raise ValueError("the median heuristic needs at least two distinct source points")
-    omega = generator.standard_normal((x.shape[1], n_features // 2)) / bandwidth
+    omega = generator.standard_normal((x.shape[1], n_features // 2)) / (bandwidth * scale)
     return {"mean": mean, "std": std, "omega": omega}
 
 

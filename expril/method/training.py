@@ -24,12 +24,26 @@ ALIGN = 32
 
 
 def train_mlps(
-    x, y, w, hidden, init_seeds, epochs, batch_size, lr, holdout=0.0, patience=0, device="cpu", threads=1, log=None
+    x,
+    y,
+    w,
+    hidden,
+    init_seeds,
+    epochs,
+    batch_size,
+    lr,
+    holdout=0.0,
+    patience=0,
+    device="cpu",
+    threads=1,
+    log=None,
+    activation="relu",
 ):
     """Train B binary classifiers, network b on (x[b], y[b]) with sample weights w[b].
 
     x (B, n, d) float, y (B, n) labels in {0, 1} or a `Bags` target, w (B, n) non-negative,
-    hidden: hidden widths,
+    hidden: hidden widths ([] for logistic regression), `activation` of the hidden layers
+    ("relu" or "tanh"),
     init_seeds: B ints. Network b draws its initial weights, then its held-out samples, then its
     epoch orders from torch.Generator().manual_seed(init_seeds[b]) on CPU, so none depends on
     the device. Returns a model dict (see expril.method.mlp).
@@ -71,13 +85,14 @@ def train_mlps(
         loss = _epoch(
             optimizer,
             shapes,
+            activation,
             target.loss,
             *train,
             generators=[generators[i] for i in active.tolist()],
             batch_size=batch_size,
         )
         if patience:
-            current = _held_out_loss(optimizer.params, shapes, target.loss, *check)
+            current = _held_out_loss(optimizer.params, shapes, activation, target.loss, *check)
             improved = current < best_loss[active]
             best_loss[active] = torch.where(improved, current, best_loss[active])
             for kept, now in zip(best, optimizer.params):
@@ -99,7 +114,8 @@ def train_mlps(
     final = best if patience else [p.detach() for p in optimizer.params]
     names = [f"{kind}{layer}" for layer in range(len(hidden) + 1) for kind in "Wb"]
     layers = views([p.cpu() for p in final], shapes)
-    return {**{name: p.contiguous().numpy() for name, p in zip(names, layers)}, "mean": mean, "std": std}
+    model = {**{name: p.contiguous().numpy() for name, p in zip(names, layers)}, "mean": mean, "std": std}
+    return model | mlp.activation_entry(activation)
 
 
 class Labels:
@@ -177,14 +193,14 @@ def _rows_at(index, *arrays):
     return [a.flatten(0, 1)[flat] for a in arrays]
 
 
-def _held_out_loss(params, shapes, loss, inputs, weights, *targets):
+def _held_out_loss(params, shapes, activation, loss, inputs, weights, *targets):
     """Each network's weighted mean loss on its held-out samples, (B,), padded like a mini-batch
     with zeros (weight 0)."""
     n = inputs.shape[1]
     pad = -n % ALIGN
     inputs, weights, *targets = (F.pad(a, (0, 0) * (a.dim() - 2) + (0, pad)) for a in (inputs, weights, *targets))
     with torch.no_grad():
-        return loss(forward(views(params, shapes), inputs), weights, *targets) / n
+        return loss(forward(views(params, shapes), inputs, activation), weights, *targets) / n
 
 
 def _keep_freed_memory():
@@ -210,17 +226,18 @@ def resolve_device(device):
     return torch.device(device)
 
 
-def forward(params, h):
+def forward(params, h, activation="relu"):
     """Logits (B, m) of the stacked networks on h (B, m, d); params = [W0, b0, W1, b1, ...]."""
     layers = list(zip(params[::2], params[1::2]))
+    act = {"relu": torch.relu, "tanh": torch.tanh}[activation]
     for weight, bias in layers[:-1]:
-        h = torch.relu(torch.bmm(h, weight) + bias[:, None, :])
+        h = act(torch.bmm(h, weight) + bias[:, None, :])
     weight, bias = layers[-1]
     # Not bmm: MKL's kernel for a one-column product rounds differently for B = 1 and B > 1.
     return (h * weight[:, None, :, 0]).sum(dim=2) + bias
 
 
-def _epoch(optimizer, shapes, loss_of, inputs, weights, *targets, generators, batch_size):
+def _epoch(optimizer, shapes, activation, loss_of, inputs, weights, *targets, generators, batch_size):
     """One pass over each network's samples in its own random order; returns the mean loss."""
     n = inputs.shape[1]
     width = -(-batch_size // ALIGN) * ALIGN
@@ -234,7 +251,7 @@ def _epoch(optimizer, shapes, loss_of, inputs, weights, *targets, generators, ba
         idx = order[:, lo : lo + width]
         xb, wb, *tb = _rows_at(idx, inputs, weights, *targets)
         wb = wb * (slots < count)
-        logits = forward(views(optimizer.params, shapes), xb)
+        logits = forward(views(optimizer.params, shapes), xb, activation)
         # Each network's loss is its own batch mean; summing them keeps the gradients apart.
         loss = (loss_of(logits, wb, *tb) / count).sum()
         optimizer.step(torch.autograd.grad(loss, optimizer.params))

@@ -7,7 +7,10 @@ mechanisms that add it (expril.privacy.noise draws it) and the ledger that recor
 - DP-SGD: the smallest noise multiplier Opacus's RDP accountant finds, `dpsgd_noise_multiplier`.
 """
 
+import functools
+import importlib.util
 import math
+from pathlib import Path
 
 import numpy as np
 from scipy import special
@@ -87,26 +90,48 @@ def search_sigma(eps, delta, errors, correct):
 LARGE_ALPHAS = (80, 96, 128, 192, 256, 384, 512)
 
 
-def dpsgd_alphas():
-    """Opacus's default Rényi orders and LARGE_ALPHAS."""
-    from opacus.accountants import RDPAccountant
-
-    return RDPAccountant.DEFAULT_ALPHAS + list(LARGE_ALPHAS)
+# Opacus's RDPAccountant.DEFAULT_ALPHAS (opacus/accountants/rdp.py), and LARGE_ALPHAS.
+DPSGD_ALPHAS = [1 + x / 10.0 for x in range(1, 100)] + list(range(12, 64)) + list(LARGE_ALPHAS)
 
 
-def dpsgd_noise_multiplier(eps, delta, sample_rate, steps):
-    """Opacus's calibration with its RDP accountant, to 1 % of eps below it."""
-    from opacus.accountants.utils import get_noise_multiplier
+@functools.cache
+def _opacus_rdp():
+    """Opacus's RDP analysis of the subsampled Gaussian (opacus/accountants/analysis/rdp.py, numpy
+    and scipy only), loaded as a module of its own: imported through its package it runs
+    opacus/__init__, which loads Opacus's privacy engine and torch.distributed, 8 to 14 s per job
+    here for two functions."""
+    path = Path(importlib.util.find_spec("opacus").origin).parent / "accountants" / "analysis" / "rdp.py"
+    spec = importlib.util.spec_from_file_location("opacus_rdp_analysis", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
-    return get_noise_multiplier(
-        target_epsilon=eps,
-        target_delta=delta,
-        sample_rate=sample_rate,
-        steps=steps,
-        accountant="rdp",
-        epsilon_tolerance=0.01 * eps,
-        alphas=dpsgd_alphas(),
-    )
+
+def dpsgd_epsilon(noise_multiplier, sample_rate, steps, delta):
+    """The eps Opacus's RDP accountant (RDPAccountant.get_epsilon) gives `steps` of DP-SGD at this
+    noise multiplier and sample rate, at `delta`, over DPSGD_ALPHAS."""
+    rdp = _opacus_rdp()
+    orders = rdp.compute_rdp(q=sample_rate, noise_multiplier=noise_multiplier, steps=steps, orders=DPSGD_ALPHAS)
+    return float(rdp.get_privacy_spent(orders=DPSGD_ALPHAS, rdp=orders, delta=delta)[0])
+
+
+def dpsgd_noise_multiplier(eps, delta, sample_rate, steps, max_sigma=1e6):
+    """The noise multiplier Opacus's get_noise_multiplier finds (opacus/accountants/utils.py, the
+    same search on the same accountant), to 1 % of eps below it."""
+    sigma_low, sigma_high, eps_high = 0.0, 10.0, math.inf
+    while eps_high > eps:
+        sigma_high *= 2
+        eps_high = dpsgd_epsilon(sigma_high, sample_rate, steps, delta)
+        if sigma_high > max_sigma:
+            raise ValueError("The privacy budget is too low.")
+    while eps - eps_high > 0.01 * eps:
+        sigma = (sigma_low + sigma_high) / 2
+        spent = dpsgd_epsilon(sigma, sample_rate, steps, delta)
+        if spent < eps:
+            sigma_high, eps_high = sigma, spent
+        else:
+            sigma_low = sigma
+    return sigma_high
 
 
 def gaussian_noise_std(eps, delta, sensitivity):

@@ -43,19 +43,15 @@ class DPSGD(Mechanism):
             return 0.0
         return calibration.dpsgd_noise_multiplier(self.eps, self.delta, self.sample_rate, self.steps)
 
-    def spent(self, accountant):
-        """eps an Opacus RDP accountant has spent at this plan's delta (and its orders)."""
-        return accountant.get_epsilon(self.delta, alphas=calibration.dpsgd_alphas())
+    def spent(self, steps):
+        """The eps Opacus's RDP accountant gives `steps` steps at this plan's noise and rate."""
+        return calibration.dpsgd_epsilon(self.noise_multiplier, self.sample_rate, steps, self.delta)
 
     def query_cost(self, query=None):
         """The accountant's eps for the noise multiplier, sample rate and steps of the plan."""
         if not self.private:
             return math.inf, 0.0
-        from opacus.accountants import RDPAccountant
-
-        accountant = RDPAccountant()
-        accountant.history = [(self.noise_multiplier, self.sample_rate, self.steps)]
-        return self.spent(accountant), self.delta
+        return self.spent(self.steps), self.delta
 
     def ledger_fields(self, query=None):
         if not self.private:

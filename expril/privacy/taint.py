@@ -40,6 +40,11 @@ ROLES = {
     "evaluate_rival": "evaluator",
     "compare_methods": "evaluator",
     "compare": "evaluator",
+    # Tuning scores every setting on calibration draws of the target, as evaluate_* does on the
+    # reported ones; its choice is read as configuration only.
+    "select_settings": "evaluator",
+    "tune": "evaluator",
+    "publish_tuning": "evaluator",
     "all": "evaluator",
     # Identification (rules/identify.smk) scores h* and h0* on calibration draws of the target,
     # as reference_models does on the reported ones; its choice is read as configuration only.

@@ -1,17 +1,18 @@
-"""ExPriL against its rivals at equal privacy (docs/comparison.md): every run's accuracy, the
-tidy comparison table with each method's privacy from the ledgers, paired tests against C-ExPriL,
-the Markdown report and the privacy-utility figure."""
+"""ExPriL against its rivals at equal privacy (docs/comparison.md): every run's accuracy, the tidy
+comparison table with each method's privacy from its ledgers, tuned and as configured; collapsed
+cells flagged; paired tests against C-ExPriL with Holm's correction, Friedman tests and
+critical-difference diagrams per eps (expril.reports.statistics); the Markdown report and the
+figures."""
 
 import math
 
 import numpy as np
 import pandas as pd
 import seaborn as sns
-from scipy import stats
 
 from expril import io, settings
 from expril.privacy import ledger
-from expril.reports import reproduction
+from expril.reports import reproduction, statistics
 
 NAMES = {
     "C": "C-ExPriL",
@@ -26,84 +27,111 @@ NAMES = {
     "h0_star": "h0*",
 }
 REFERENCES = ["h_star", "h0_star"]
-# The curator's rules that write ledgers, and the method each accounts for (ExPriL: both variants).
-LEDGER_METHODS = {
-    "oracle_marginals": ["C", "I"],
-    "oracle_errors": ["C", "I"],
-    "oracle_proportions": ["llp"],
-    "train_dpsgd": ["dpsgd"],
-    "aim_release": ["aim"],
-    "dpmerf_release": ["dpmerf"],
-}
-# ExPriL's runs with Pb. 1 by MMD (docs/synthetic.md) have their own files and ledgers.
-MMD = {"C": "C-mmd", "I": "I-mmd"}
-RUN_COLUMNS = ["dataset", "seed", "method", "eps", "accuracy"]
-TABLE_COLUMNS = ["dataset", "method", "eps", "eps_spent", "delta", "neighbours", "mechanisms", "mean", "std", "n_runs"]
+# ExPriL's methods: the variant of the chain's evaluation rows each reads (by MMD, its own runs).
+VARIANTS = {"C": "C", "I": "I", "C-mmd": "C", "I-mmd": "I"}
+# The study's columns: the settings chosen on calibration runs, and as configured (sensitivity).
+TUNED, CONFIGURED = "tuned", "as configured"
+RUN_COLUMNS = ["dataset", "seed", "method", "eps", "column", "setting", "accuracy", "positive_share"]
+TABLE_COLUMNS = [
+    "dataset",
+    "method",
+    "eps",
+    "column",
+    "setting",
+    "eps_spent",
+    "delta",
+    "neighbours",
+    "mechanisms",
+    "mean",
+    "std",
+    "n_runs",
+    "collapsed_runs",
+    "collapsed",
+]
 LEVEL = 0.05
+# A run has collapsed when its network labels at least this share of the test records alike; a
+# cell is flagged when at least half of its runs did (docs/comparison.md, "Collapsed cells").
+COLLAPSED_SHARE = 0.99
 
 
-def runs_table(expril, rivals, reference, methods, iterations, expril_mmd=None):
-    """Every run's accuracy per dataset, method and eps: ExPriL's final hypothesis h_T (`expril`,
-    its evaluation rows for every variant and t; `expril_mmd`, the same with Pb. 1 by MMD), the
-    rivals', and h*, h0* as eps = inf references."""
-    expril = expril[expril.t == iterations].assign(method=lambda f: f.variant)
-    if expril_mmd is not None:
-        mmd = expril_mmd[expril_mmd.t == iterations]
-        expril = pd.concat([expril, mmd.assign(method=mmd.variant.map(MMD))], ignore_index=True)
-    ref = reference.melt(
+def read_runs(runs, iterations):
+    """Every run's accuracy and positive share, from `runs` (dicts: method, dataset, eps, column,
+    setting, evaluation): ExPriL's final hypothesis h_T, or a rival's network."""
+    files, frames = {}, []
+    for run in runs:
+        if run["evaluation"] not in files:
+            files[run["evaluation"]] = pd.read_csv(run["evaluation"])
+        rows = files[run["evaluation"]]
+        if run["method"] in VARIANTS:
+            rows = rows[(rows.variant == VARIANTS[run["method"]]) & (rows.t == iterations)]
+        frames.append(
+            rows.assign(
+                method=run["method"],
+                eps=float(run["eps"]),
+                column=run["column"],
+                setting=run["setting"] or "configured",
+            )[RUN_COLUMNS]
+        )
+    return pd.concat(frames, ignore_index=True)
+
+
+def reference_runs(files):
+    """h* and h0* of every run, as eps = inf references."""
+    reference = pd.concat([pd.read_csv(f) for f in files], ignore_index=True)
+    return reference.melt(
         id_vars=["dataset", "seed"], value_vars=REFERENCES, var_name="method", value_name="accuracy"
-    ).assign(eps=math.inf)
-    runs = pd.concat([expril, rivals, ref], ignore_index=True)[RUN_COLUMNS]
-    runs = runs[runs.method.isin([*methods, *REFERENCES])].astype({"eps": float, "accuracy": float})
-    order = {m: i for i, m in enumerate([*methods, *REFERENCES])}
-    return runs.sort_values(
-        ["dataset", "method", "eps", "seed"],
-        key=lambda c: c.map(order) if c.name == "method" else c,
-        kind="mergesort",
-        ignore_index=True,
-    )
+    ).assign(eps=math.inf, column="reference", setting="", positive_share=np.nan)[RUN_COLUMNS]
 
 
 def _joined(values):
     return "; ".join(sorted(set(values)))
 
 
-def privacy(ledger, methods=None):
-    """Per dataset, method and eps budget: the largest eps and delta a run spent in total, as its
-    mechanism composes them, the neighbour relation and the mechanisms that spent it (AIM's or
-    MST's, say). A ledger's rows account for the methods
-    LEDGER_METHODS gives their rule, or for `methods` (ExPriL's runs with Pb. 1 by MMD)."""
-    method = (
-        ledger.rule.map(LEDGER_METHODS)
-        if methods is None
-        else pd.Series([methods] * len(ledger), ledger.index, dtype=object)
-    )
-    rows = ledger.assign(method=method).explode("method")
-    per_run = rows.groupby(["dataset", "method", "eps_budget", "seed"]).agg(
+def privacy(runs):
+    """Per dataset, method, eps budget and column: the largest eps and delta a run spent in total, as
+    its mechanism composes them, the neighbour relation and the mechanisms that spent it, from the
+    ledger of each run's last release (which holds its earlier ones)."""
+    books = {}
+    frames = []
+    for run in runs:
+        if run["ledger"] not in books:
+            books[run["ledger"]] = pd.read_csv(run["ledger"])
+        frames.append(books[run["ledger"]].assign(method=run["method"], column=run["column"]))
+    rows = pd.concat(frames, ignore_index=True)
+    per_run = rows.groupby(["dataset", "method", "eps_budget", "column", "seed"]).agg(
         eps_spent=("eps_total", "max"),
         delta=("delta_total", "max"),
         neighbours=("neighbours", _joined),
         mechanisms=("mechanism", _joined),
     )
-    spent = per_run.groupby(level=[0, 1, 2]).agg(
+    spent = per_run.groupby(level=[0, 1, 2, 3]).agg(
         eps_spent=("eps_spent", "max"),
         delta=("delta", "max"),
-        neighbours=("neighbours", "first"),
+        neighbours=("neighbours", _joined),
         mechanisms=("mechanisms", _joined),
     )
-    return spent.reset_index().rename(columns={"eps_budget": "eps"})
+    return spent.reset_index().rename(columns={"eps_budget": "eps"}), rows
+
+
+def collapsed(positive_share):
+    """Whether a run's network labels (nearly) every test record alike."""
+    return (positive_share >= COLLAPSED_SHARE) | (positive_share <= 1 - COLLAPSED_SHARE)
 
 
 def comparison_table(runs, spent):
-    """Tidy: dataset, method, eps, eps and delta spent, neighbour relation, mean, std (accuracy %),
-    n_runs. The references, non-private, spend nothing."""
-    table = (
-        runs.groupby(["dataset", "method", "eps"], sort=False)
-        .accuracy.apply(lambda a: pd.Series(reproduction.accuracy_stats(a)))
-        .unstack()
-        .reset_index()
+    """Tidy: dataset, method, eps, column, the setting, eps and delta spent, neighbour relation,
+    mechanisms, mean and std (accuracy %), n_runs, the runs that collapsed to one class and whether
+    at least half did. The references spend nothing."""
+    grouped = runs.assign(collapsed_run=collapsed(runs.positive_share)).groupby(
+        ["dataset", "method", "eps", "column"], sort=False
     )
-    table = table.merge(spent, on=["dataset", "method", "eps"], how="left")
+    table = grouped.accuracy.apply(lambda a: pd.Series(reproduction.accuracy_stats(a))).unstack().reset_index()
+    table = table.merge(
+        grouped.agg(setting=("setting", _joined), collapsed_runs=("collapsed_run", "sum")).reset_index(),
+        on=["dataset", "method", "eps", "column"],
+    )
+    table["collapsed"] = table.collapsed_runs >= table.n_runs / 2
+    table = table.merge(spent, on=["dataset", "method", "eps", "column"], how="left")
     ref = table.method.isin(REFERENCES)
     table.loc[ref, ["eps_spent", "delta", "neighbours", "mechanisms"]] = [
         0.0,
@@ -111,16 +139,18 @@ def comparison_table(runs, spent):
         "none (non-private reference)",
         "none",
     ]
-    return table.astype({"n_runs": int})[TABLE_COLUMNS]
+    return table.astype({"n_runs": int, "collapsed_runs": int})[TABLE_COLUMNS]
 
 
-def paired_tests(runs, baseline="C"):
-    """Each method against `baseline` at the same dataset and eps, paired by run: the mean
-    difference (method - baseline, points), a two-sided Wilcoxon signed-rank p-value and the
-    verdict for the baseline at level 0.05 (uncorrected)."""
-    rows = []
+def paired_tests(runs, column, baseline="C"):
+    """Each method against `baseline` at the same dataset and eps, in one column, paired by run:
+    the mean difference (method - baseline, points), the two-sided Wilcoxon signed-rank p, its
+    Holm adjustment over every test of the column, and the verdict at level 0.05. A method whose
+    runs are the baseline's (ExPriL by MMD without an IS step) is not tested."""
+    runs = runs[runs.column == column]
     base = runs[runs.method == baseline].set_index(["dataset", "eps", "seed"]).accuracy
-    for (dataset, method, eps), group in runs[~runs.method.isin([baseline, *REFERENCES])].groupby(
+    rows = []
+    for (dataset, method, eps), group in runs[runs.method != baseline].groupby(
         ["dataset", "method", "eps"], sort=False
     ):
         pairs = (
@@ -128,35 +158,58 @@ def paired_tests(runs, baseline="C"):
             .accuracy.to_frame("other")
             .join(base.rename("base"), how="inner")
         )
-        if pairs.empty:
+        if pairs.empty or (pairs.other == pairs.base).all():
             continue
-        difference = 100 * (pairs.other - pairs.base)
-        p = 1.0 if (difference == 0).all() else stats.wilcoxon(pairs.other, pairs.base).pvalue
-        verdict = (
-            "no significant difference"
-            if not p < LEVEL
-            else f"{NAMES[baseline]} {'loses' if difference.mean() > 0 else 'wins'}"
-        )
         rows.append(
             {
                 "dataset": dataset,
                 "eps": eps,
                 "method": method,
                 "n_pairs": len(pairs),
-                "difference": difference.mean(),
-                "p_value": p,
-                "verdict": verdict,
+                "difference": 100 * (pairs.other - pairs.base).mean(),
+                "p_value": statistics.wilcoxon(pairs.other, pairs.base),
             }
         )
-    return pd.DataFrame(rows, columns=["dataset", "eps", "method", "n_pairs", "difference", "p_value", "verdict"])
+    tests = pd.DataFrame(rows, columns=["dataset", "eps", "method", "n_pairs", "difference", "p_value"])
+    tests["p_holm"] = statistics.holm(tests.p_value) if len(tests) else []
+    tests["verdict"] = [
+        "no significant difference" if not p < LEVEL else f"{NAMES[baseline]} {'loses' if d > 0 else 'wins'}"
+        for p, d in zip(tests.p_holm, tests.difference)
+    ]
+    return tests
 
 
-def leaders(table, methods):
+def rankings(table, methods, column):
+    """Per eps, over the datasets where every method ran: the methods' average ranks by mean
+    accuracy, the Friedman test and Nemenyi's critical difference (expril.reports.statistics)."""
+    rows, ranks = [], {}
+    cells = table[(table.column == column) & table.method.isin(methods)]
+    for eps, group in cells.groupby("eps", sort=True):
+        means = group.pivot(index="dataset", columns="method", values="mean")[methods].dropna()
+        if len(means) < 2 or len(methods) < 3:
+            continue
+        ranks[eps] = statistics.average_ranks(means)
+        cd = statistics.critical_difference(len(methods), len(means))
+        rows.append(
+            {
+                "eps": eps,
+                "datasets": len(means),
+                **statistics.friedman(means),
+                "cd": cd,
+                **{f"rank_{m}": ranks[eps][m] for m in methods},
+            }
+        )
+    return pd.DataFrame(rows), ranks
+
+
+def leaders(table, methods, column):
     """Per dataset and eps, the compared method(s) with the highest mean accuracy, and that mean."""
-    compared = table[table.method.isin(methods)]
+    compared = table[table.method.isin(methods) & (table.column == column)]
     best = compared[compared["mean"] == compared.groupby(["dataset", "eps"])["mean"].transform("max")]
     return best.groupby(["dataset", "eps"], sort=False).agg(
-        methods=("method", lambda m: ", ".join(NAMES[x] for x in m)), mean=("mean", "first")
+        methods=("method", lambda m: ", ".join(NAMES[x] for x in m)),
+        mean=("mean", "first"),
+        collapsed=("collapsed", "all"),
     )
 
 
@@ -164,55 +217,102 @@ def _eps_text(eps):
     return "∞" if math.isinf(eps) else settings.format_eps(eps)
 
 
-def _cell(row, marks):
+def _cell(row, marks=None):
     if row is None:
         return "n/a"
     text = f"{row['mean']:.1f}" if np.isnan(row["std"]) else f"{row['mean']:.1f} ± {row['std']:.1f}"
-    return text + marks.get((row["dataset"], row["eps"], row["method"]), "")
+    text += (marks or {}).get((row["dataset"], row["eps"], row["method"]), "")
+    return text + (f" ⊘{row['collapsed_runs']}" if row["collapsed"] else "")
 
 
-def markdown(table, tests, methods, datasets):
-    """The comparison as Markdown: accuracy per dataset and eps, each method marked against
-    C-ExPriL; the references; the privacy each method spent; the tests; a caption."""
+def _grid(table, tests, methods, datasets, column, caption):
+    """One column's accuracy table, every method marked against C-ExPriL."""
     marks = {
         (t.dataset, t.eps, t.method): " ▲" if t.verdict.endswith("loses") else " ▼"
         for t in tests.itertuples()
         if not t.verdict.startswith("no")
     }
-    cells = {(r["dataset"], r["eps"], r["method"]): r for _, r in table.iterrows()}
-    shown = [d for d in datasets if d in set(table.dataset)]
-    lines = ["| Dataset | ε | " + " | ".join(NAMES[m] for m in methods) + " |", "|---|---|" + "---|" * len(methods)]
-    for dataset in shown:
-        for eps in sorted(table[(table.dataset == dataset) & ~table.method.isin(REFERENCES)].eps.unique()):
+    cells = {(r["dataset"], r["eps"], r["method"]): r for _, r in table[table.column == column].iterrows()}
+    lines = [
+        f"**{caption}**",
+        "",
+        "| Dataset | ε | " + " | ".join(NAMES[m] for m in methods) + " |",
+        "|---|---|" + "---|" * len(methods),
+    ]
+    for dataset in datasets:
+        for eps in sorted({e for d, e, _ in cells if d == dataset}):
             lines.append(
                 f"| {dataset} | {_eps_text(eps)} | "
                 + " | ".join(_cell(cells.get((dataset, eps, m)), marks) for m in methods)
                 + " |"
             )
-    runs = table.n_runs
+    return lines
+
+
+def markdown(table, tests, ranking, methods, datasets, primary):
+    """The comparison as Markdown: the primary column's accuracy table (tuned where a choice
+    exists) with its marks, the other column, the settings chosen, the references, the leaders,
+    the privacy each method spent, the rank tests and the paired tests."""
+    shown = [d for d in datasets if d in set(table.dataset)]
+    runs = table[table.column == primary].n_runs
     n = f"{runs.min()}" if runs.min() == runs.max() else f"{runs.min()} to {runs.max()}"
+    lines = _grid(
+        table,
+        tests,
+        methods,
+        shown,
+        primary,
+        f"{primary.capitalize()}: test accuracy (%), mean ± std over {n} runs, at equal privacy budget ε per run",
+    )
     lines += [
         "",
-        f"Test accuracy (%), mean ± std over {n} runs, at equal privacy budget ε per run. "
         f"▲ / ▼: significantly above / below C-ExPriL at the same dataset and ε (two-sided Wilcoxon "
-        f"signed-rank test, paired by run, p < {LEVEL}, not corrected for the {len(tests)} tests).",
-        "",
-        "| Dataset | ĥ* | h0* |",
-        "|---|---|---|",
+        f"signed-rank test, paired by run, Holm-adjusted p < {LEVEL} over the {len(tests)} tests of this "
+        f"table). ⊘k: k runs' networks label {COLLAPSED_SHARE:.0%} or more of the test records alike, at least "
+        "half of the cell's runs: the cell measures a collapsed classifier, not the method's accuracy.",
     ]
-    for dataset in shown:
-        lines.append(
-            f"| {dataset} | " + " | ".join(_cell(cells.get((dataset, math.inf, m)), {}) for m in REFERENCES) + " |"
-        )
+    others = [c for c in (TUNED, CONFIGURED) if c != primary and c in set(table.column)]
+    for other in others:
+        lines += [
+            "",
+            *_grid(
+                table,
+                tests.iloc[0:0],
+                methods,
+                shown,
+                other,
+                f"{other.capitalize()} (sensitivity, untested): test accuracy (%)",
+            ),
+        ]
+    if primary == TUNED:
+        chosen = table[(table.column == TUNED) & ~table.method.isin(REFERENCES)]
+        lines += [
+            "",
+            "**Settings chosen on the calibration runs** (data/tuning/choice.yaml; `configured`: as configured):",
+            "",
+            "| Dataset | ε | " + " | ".join(NAMES[m] for m in methods) + " |",
+            "|---|---|" + "---|" * len(methods),
+        ]
+        settings_of = {(r.dataset, r.eps, r.method): r.setting for r in chosen.itertuples()}
+        for dataset in shown:
+            for eps in sorted({e for d, e, _ in settings_of if d == dataset}):
+                lines.append(
+                    f"| {dataset} | {_eps_text(eps)} | "
+                    + " | ".join(f"`{settings_of.get((dataset, eps, m), 'n/a')}`" for m in methods)
+                    + " |"
+                )
+    cells = {(r["dataset"], r["eps"], r["method"]): r for _, r in table[table.column == "reference"].iterrows()}
+    lines += ["", "| Dataset | ĥ* | h0* |", "|---|---|---|"]
+    lines += [f"| {d} | " + " | ".join(_cell(cells.get((d, math.inf, m))) for m in REFERENCES) + " |" for d in shown]
     lines += [
         "",
         "Non-private references: ĥ* trained on the curator's validation split with its labels, h0* its majority class.",
     ]
-    top = leaders(table, methods)
+    top = leaders(table, methods, primary)
     eps_values = sorted(top.index.get_level_values("eps").unique())
     lines += [
         "",
-        "Highest mean per dataset and ε (ties listed):",
+        f"Highest mean per dataset and ε ({primary}; ties listed; ⊘: every leader collapsed):",
         "",
         "| Dataset | " + " | ".join(_eps_text(e) for e in eps_values) + " |",
         "|---|" + "---|" * len(eps_values),
@@ -222,6 +322,7 @@ def markdown(table, tests, methods, datasets):
             f"| {dataset} | "
             + " | ".join(
                 f"{top.loc[(dataset, e), 'methods']} ({top.loc[(dataset, e), 'mean']:.1f})"
+                + (" ⊘" if top.loc[(dataset, e), "collapsed"] else "")
                 if (dataset, e) in top.index
                 else "n/a"
                 for e in eps_values
@@ -230,28 +331,47 @@ def markdown(table, tests, methods, datasets):
         )
     lines += [
         "",
-        "Privacy spent per run, from the ledgers (largest over datasets and runs):",
+        "Privacy spent per run, from the ledgers (largest over datasets and runs; δ: the Gaussian "
+        "mechanisms' and DP-SGD's, which the Laplace and pure-DP ones do not spend):",
         "",
-        "| method | mechanisms | neighbours | ε budget | ε spent | δ spent |",
-        "|---|---|---|---|---|---|",
+        "| method | column | mechanisms | neighbours | ε budget | ε spent | δ spent |",
+        "|---|---|---|---|---|---|---|",
     ]
     private = table[~table.method.isin(REFERENCES)]
-    for (method, eps), group in private.groupby(["method", "eps"], sort=False):
+    for (method, column, eps), group in private.groupby(["method", "column", "eps"], sort=False):
         lines.append(
-            f"| {NAMES[method]} | {group.mechanisms.iloc[0]} | {group.neighbours.iloc[0]} | {_eps_text(eps)} | "
-            f"{group.eps_spent.max():.4g} | {group.delta.max():.3g} |"
+            f"| {NAMES[method]} | {column} | {_joined(group.mechanisms.str.split('; ').sum())} | "
+            f"{_joined(group.neighbours)} | {_eps_text(eps)} | {group.eps_spent.max():.4g} | "
+            f"{group.delta.max():.3g} |"
         )
+    if len(ranking):
+        lines += [
+            "",
+            f"Average ranks over the datasets per ε ({primary}; 1 the best), the Friedman test (Iman and "
+            "Davenport's F) and Nemenyi's critical difference at 0.05 (Demšar 2006; figure "
+            "critical_difference.png):",
+            "",
+            "| ε | datasets | " + " | ".join(NAMES[m] for m in methods) + " | F | p | CD |",
+            "|---|---|" + "---|" * (len(methods) + 3),
+        ]
+        for _, r in ranking.iterrows():
+            lines.append(
+                f"| {_eps_text(r.eps)} | {r.datasets} | "
+                + " | ".join(f"{r[f'rank_{m}']:.2f}" for m in methods)
+                + f" | {r.F:.2f} | {r.p_F:.2g} | {r.cd:.2f} |"
+            )
     lines += [
         "",
-        "Paired tests against C-ExPriL (difference: method − C-ExPriL, points):",
+        f"Paired tests against C-ExPriL ({primary}; difference: method − C-ExPriL, points; p: two-sided "
+        "Wilcoxon signed-rank; Holm: adjusted over every test of the table):",
         "",
-        "| Dataset | ε | method | runs | difference | p | verdict |",
-        "|---|---|---|---|---|---|---|",
+        "| Dataset | ε | method | runs | difference | p | Holm | verdict |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for t in tests.itertuples():
         lines.append(
             f"| {t.dataset} | {_eps_text(t.eps)} | {NAMES[t.method]} | {t.n_pairs} | {t.difference:+.1f} | "
-            f"{t.p_value:.2g} | {t.verdict} |"
+            f"{t.p_value:.2g} | {t.p_holm:.2g} | {t.verdict} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -264,17 +384,18 @@ def _positions(eps_values):
     return {e: e if math.isfinite(e) else beyond for e in eps_values}
 
 
-def figure(runs, methods, datasets, path_pdf, path_png):
+def figure(runs, table, methods, datasets, column, path_pdf, path_png):
     """Accuracy against eps, one panel per dataset: one line per method, mean ± one std over runs
-    (seaborn's band), h* and h0* as horizontal reference lines."""
+    (seaborn's band), a cross on each collapsed cell, h* and h0* as horizontal reference lines."""
     import matplotlib.pyplot as plt  # after expril.reports.reproduction's import, which selects the Agg backend
 
     shown = [d for d in datasets if d in set(runs.dataset)]
-    compared = runs[runs.method.isin(methods)]
+    compared = runs[runs.method.isin(methods) & (runs.column == column)]
     position = _positions(sorted(compared.eps.unique()))
     data = compared.assign(
         x=compared.eps.map(position), accuracy=100 * compared.accuracy, method=compared.method.map(NAMES)
     )
+    flagged = table[(table.column == column) & table.collapsed & table.method.isin(methods)]
     cols = min(4, len(shown))
     rows = -(-len(shown) // cols)
     fig, axes = plt.subplots(rows, cols, squeeze=False, figsize=(4.2 * cols, 3.4 * rows))
@@ -290,6 +411,16 @@ def figure(runs, methods, datasets, path_pdf, path_png):
             marker="o",
             ax=ax,
         )
+        cells = flagged[flagged.dataset == dataset]
+        ax.scatter(
+            cells.eps.map(position),
+            cells["mean"],
+            marker="x",
+            color="black",
+            s=40,
+            zorder=5,
+            label="collapsed to one class",
+        )
         for method, style in zip(REFERENCES, ("--", ":")):
             reference = runs[(runs.dataset == dataset) & (runs.method == method)].accuracy
             ax.axhline(100 * reference.mean(), color="black", linestyle=style, linewidth=0.9, label=NAMES[method])
@@ -301,13 +432,24 @@ def figure(runs, methods, datasets, path_pdf, path_png):
         ax.get_legend().remove()
     for ax in axes.flat[len(shown) :]:
         ax.set_visible(False)
-    fig.legend(legend.values(), legend.keys(), loc="lower center", ncol=len(legend), frameon=False)
-    fig.tight_layout(rect=(0, 0.3 / (3.4 * rows), 1, 1))
+    fig.legend(legend.values(), legend.keys(), loc="lower center", ncol=min(len(legend), 7), frameon=False)
+    fig.tight_layout(rect=(0, 0.6 / (3.4 * rows), 1, 1))
     reproduction.save_figure(fig, path_pdf, path_png)
 
 
-def _concat(files, columns=()):
-    return pd.concat([pd.DataFrame(columns=list(columns)), *(pd.read_csv(f) for f in files)], ignore_index=True)
+def cd_figure(ranking, ranks, path_pdf, path_png):
+    """One critical-difference diagram per eps (Demšar 2006, Fig. 1)."""
+    import matplotlib.pyplot as plt
+
+    panels = [r for r in ranking.itertuples()]
+    fig, axes = plt.subplots(len(panels) or 1, 1, squeeze=False, figsize=(8, 2.2 * max(1, len(panels))))
+    for ax, r in zip(axes.flat, panels):
+        named = ranks[r.eps].rename(index=NAMES)
+        statistics.cd_diagram(
+            ax, named, r.cd, f"ε = {_eps_text(r.eps)}: Friedman p = {r.p_F:.2g}, {r.datasets} datasets"
+        )
+    fig.tight_layout()
+    reproduction.save_figure(fig, path_pdf, path_png)
 
 
 def history_note(history):
@@ -328,45 +470,23 @@ def history_note(history):
     )
 
 
-def compare(
-    expril_files,
-    rival_files,
-    reference_files,
-    ledger_files,
-    methods,
-    datasets,
-    iterations,
-    out,
-    mmd_files=(),
-    mmd_ledger_files=(),
-    aim_histories=(),
-):
-    """Write every run's accuracy, the comparison table (CSV, Markdown), the paired tests and the
-    privacy-utility figure to `out`'s paths, from the workflow's per-block files (`expril_files`:
-    ExPriL's evaluations, none if no variant is compared; `mmd_files`, `mmd_ledger_files`: those
-    of its runs with Pb. 1 by MMD; `aim_histories`: the splits' append-only AIM histories)."""
-    columns = ["dataset", "seed", "eps", "variant", "t", "accuracy"]
-    expril = _concat(expril_files, columns)
-    runs = runs_table(
-        expril,
-        _concat(rival_files, RUN_COLUMNS),
-        _concat(reference_files),
-        methods,
-        iterations,
-        _concat(mmd_files, columns),
-    )
-    ledgers = [_concat(ledger_files).drop_duplicates()]
-    spent = [privacy(ledgers[0])]
-    if mmd_ledger_files:
-        ledgers.append(_concat(mmd_ledger_files).drop_duplicates())
-        spent.append(privacy(ledgers[1], [m for m in MMD.values() if m in methods]))
-    table = comparison_table(runs, pd.concat(spent, ignore_index=True))
-    tests = paired_tests(runs)
-    io.save_csv(out["runs"], runs)
+def compare(runs, reference_files, methods, datasets, iterations, out, aim_histories=()):
+    """Write every run's accuracy, the comparison table (CSV, Markdown), the paired tests, the
+    rank tests and the figures to `out`'s paths, from the runs the workflow lists (`runs`: dicts
+    with method, dataset, eps, column, setting, evaluation and ledger files; rules/compare_common.smk)."""
+    accuracy = pd.concat([read_runs(runs, iterations), reference_runs(reference_files)], ignore_index=True)
+    spent, books = privacy(runs)
+    table = comparison_table(accuracy, spent)
+    primary = TUNED if TUNED in set(accuracy.column) else CONFIGURED
+    tests = paired_tests(accuracy, primary)
+    ranking, ranks = rankings(table, methods, primary)
+    io.save_csv(out["runs"], accuracy)
     io.save_csv(out["comparison_csv"], table)
     io.save_csv(out["tests"], tests)
-    note = reproduction.demo_note(pd.concat(ledgers, ignore_index=True)) + history_note(
+    io.save_csv(out["ranks"], ranking)
+    note = reproduction.demo_note(books.drop_duplicates(subset=ledger.COLUMNS)) + history_note(
         ledger.history_spent(aim_histories)
     )
-    io.save_text(out["comparison_md"], markdown(table, tests, methods, datasets) + note)
-    figure(runs, methods, datasets, out["figure_pdf"], out["figure_png"])
+    io.save_text(out["comparison_md"], markdown(table, tests, ranking, methods, datasets, primary) + note)
+    figure(accuracy, table, methods, datasets, primary, out["figure_pdf"], out["figure_png"])
+    cd_figure(ranking, ranks, out["cd_pdf"], out["cd_png"])

@@ -21,9 +21,25 @@ from expril.rivals.dpmerf import CLASSES, read
 
 
 def train_generators(
-    released, maps, hidden, noise_dim, steps, batch_size, lr, init_seeds, device="cpu", threads=1, log=None
+    released,
+    maps,
+    hidden,
+    noise_dim,
+    steps,
+    batch_size,
+    lr,
+    init_seeds,
+    device="cpu",
+    threads=1,
+    log=None,
+    balanced=False,
 ):
     """Generators for B releases (B, D+1, C) and their feature maps (rff.stack of B maps).
+
+    `balanced`: the official tabular code's class weighting (ParkLabML/DP-MERF, code_tab), the loss
+    sum_c | F_c / w_c - mean_k phi(G(z_k, c)) |^2, every class's embedding matched at equal weight
+    (w_c floored at 1e-3, as the official code floors a negative weight), instead of the module's
+    sum_c | F_c - w_c mean_k phi(G(z_k, c)) |^2, which weights each class by its share squared.
 
     Network b draws its initial weights, then its codes, from torch.Generator().manual_seed(
     init_seeds[b]) on CPU. Returns the generators as a dict of arrays (`generate` samples them)
@@ -38,6 +54,8 @@ def train_generators(
     params = [p.to(dev) for p in init_params(generators, shapes)]
     target = torch.from_numpy(np.ascontiguousarray(features.transpose(0, 2, 1))).to(dev, torch.float32)
     weights = torch.from_numpy(weights).to(dev, torch.float32)
+    if balanced:
+        target, weights = target / weights.clamp(min=1e-3)[..., None], torch.ones_like(weights)
     feature_map = {k: torch.from_numpy(v).to(dev, torch.float32) for k, v in maps.items()}
     per_class = {k: v[:, None] for k, v in feature_map.items()}  # broadcast over the class axis
     optimizer = Adam(params, lr)

@@ -60,15 +60,16 @@ def load_bins(path, seeds):
     return binning.unpack(load_block(path, ("edges", "edge_counts"), seeds))
 
 
-def train_networks(x, y, w, hidden, training, init_seeds, device, threads):
-    """The block's networks trained on `y` (labels or bags) with `training`'s settings."""
+def train_networks(x, y, w, network, training, init_seeds, device, threads):
+    """The block's networks, of architecture `network` ({"hidden": widths, "activation": "relu" or
+    "tanh"}, ReLU if absent), trained on `y` (labels or bags) with `training`'s settings."""
     from expril.method.training import train_mlps  # torch is imported only by the steps that train
 
     return train_mlps(
         x,
         y,
         w,
-        hidden,
+        network["hidden"],
         init_seeds,
         training["epochs"],
         training["batch_size"],
@@ -78,4 +79,5 @@ def train_networks(x, y, w, hidden, training, init_seeds, device, threads):
         device=device,
         threads=threads,
         log=log.info,
+        activation=network.get("activation", "relu"),
     )

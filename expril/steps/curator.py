@@ -3,6 +3,8 @@ applies a registered mechanism (expril.privacy.mechanisms) and records it in the
 before anything is written (expril.privacy.ledger); the taint audit (expril.privacy.taint) checks
 that only these rules read curator/ files."""
 
+import math
+
 import numpy as np
 
 from expril import datasets
@@ -102,45 +104,59 @@ def oracle_proportions(val_path, bins_path, out_path, ledger_path, name, mechani
 
 @timed
 def train_dpsgd(
-    val_path, source_path, out_path, ledger_path, name, hidden, lr, batch_size, mechanism, init_key, threads
+    val_path, source_path, out_path, ledger_path, name, network, recipe, mechanism, init_key, setting, threads
 ):
-    """The curator's network trained on its validation split with DP-SGD (expril.rivals.dpsgd), one seed
-    after the other, and released; inputs standardised with the public source's mean and std
-    (the validation split's would be unaccounted statistics of the private data)."""
+    """The curator's networks trained on its validation split with DP-SGD (expril.rivals.dpsgd),
+    the block's together, and released; inputs standardised with the public source's mean and std
+    (the validation split's would be unaccounted statistics of the private data). `network` and
+    `recipe` (optimizer, momentum, lr) are the tuning setting's; its rate, epochs and clipping are
+    the mechanism's. The curator's randomness (sampling and noise) is keyed by its secret, as the
+    oracle's noise, and by the setting (its suffix, '' as configured): two settings never share a
+    draw."""
     import torch
 
-    from expril.rivals.dpsgd import stack, train_private
+    from expril.rivals.dpsgd import stack, train
 
     torch.set_num_threads(threads)
     mechanism = mechanisms.from_param(mechanism)
     val = load_block(val_path, ("x", "y"))
     seeds = val["seeds"]
     mean, std = mlp.fit_standardisation(load_block(source_path, ("x",), seeds)["x"])
-    inputs = mlp.standardise(val["x"], mean, std)
-    secret, planned = noise.secret(), mechanism.query_cost()[0]
-    networks = []
-    for b, seed in enumerate(seeds):
-        # The curator's randomness (sampling and noise) is keyed by its secret, as the oracle's noise.
-        sampling, gradient_noise = (
-            seed_int("dpsgd", part, secret, name, int(seed), repr(mechanism.eps)) for part in ("sampling", "noise")
-        )
-        layers, spent = train_private(
-            inputs[b],
-            val["y"][b],
-            hidden,
-            lr,
-            batch_size,
-            mechanism,
-            seed_int(*init_key, int(seed)),
-            sampling,
-            gradient_noise,
-        )
-        if spent != planned:
-            raise ledger.BudgetError(f"{name} seed {seed}: Opacus's accountant spent eps {spent}, the plan {planned}")
-        log.info("seed %d: trained, eps spent %.4g (noise multiplier %.4g)", seed, spent, mechanism.noise_multiplier)
-        networks.append(layers)
+    secret, keyed = noise.secret(), [setting] if setting else []
+    streams = {
+        part: [seed_int("dpsgd", part, secret, name, int(seed), repr(mechanism.eps), *keyed) for seed in seeds]
+        for part in ("sampling", "noise")
+    }
+    layers, taken = train(
+        mlp.standardise(val["x"], mean, std),
+        val["y"],
+        network["hidden"],
+        sample_rate=mechanism.sample_rate,
+        epochs=mechanism.epochs,
+        lr=recipe["lr"],
+        max_grad_norm=mechanism.max_grad_norm if mechanism.private else math.inf,
+        noise_multiplier=mechanism.noise_multiplier,
+        init_seeds=[seed_int(*init_key, int(seed)) for seed in seeds],
+        sampling_seeds=streams["sampling"],
+        noise_seeds=streams["noise"],
+        optimizer=recipe["optimizer"],
+        momentum=recipe["momentum"],
+        activation=network["activation"],
+    )
+    # The accountant charges the steps taken, not those planned.
+    spent, planned = mechanism.spent(taken) if mechanism.private else math.inf, mechanism.query_cost()[0]
+    if spent > planned:
+        raise ledger.BudgetError(f"{name}: {taken} DP-SGD steps spend eps {spent}, the plan {planned}")
+    log.info(
+        "%d networks trained, %d steps, eps spent %.4g (noise multiplier %.4g)",
+        len(seeds),
+        taken,
+        spent,
+        mechanism.noise_multiplier,
+    )
     ledger.record(ledger_path, None, name, seeds, "dpsgd", "train_dpsgd", mechanism)
-    save_npz(out_path, seeds=seeds, **stack(networks, mean, std))
+    model = stack(layers, mean, std) | mlp.activation_entry(network["activation"])
+    save_npz(out_path, seeds=seeds, **model)
 
 
 def _release_gaussian(val, maps_path, name, query, mechanism, exact):

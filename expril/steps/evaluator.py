@@ -19,15 +19,25 @@ def _accuracy(model, data):
     return (mlp.predict(model, data["x"]) == data["y"]).mean(axis=1)
 
 
+def _scores(model, data):
+    """Per network: its accuracy, and the share of test records it labels 1 (a network that
+    labels (nearly) every record alike has collapsed to one class, docs/comparison.md)."""
+    predicted = mlp.predict(model, data["x"])
+    return {"accuracy": (predicted == data["y"]).mean(axis=1), "positive_share": predicted.mean(axis=1)}
+
+
 @timed
 def evaluate_hypotheses(test_path, models, out_path, name, eps):
     """Accuracy of every h_t on the target test split; `models` maps (variant, t) to a model file."""
     test = load_block(test_path, ("x", "y"))
-    rows = []
-    for (variant, t), path in models.items():
-        for seed, acc in zip(test["seeds"], _accuracy(load_block(path, (), test["seeds"]), test)):
-            rows.append({"dataset": name, "seed": int(seed), "eps": eps, "variant": variant, "t": t, "accuracy": acc})
-    save_csv(out_path, pd.DataFrame(rows))
+    frames = [
+        pd.DataFrame(
+            {"dataset": name, "seed": test["seeds"].astype(int), "eps": eps, "variant": variant, "t": t}
+            | _scores(load_block(path, (), test["seeds"]), test)
+        )
+        for (variant, t), path in models.items()
+    ]
+    save_csv(out_path, pd.concat(frames, ignore_index=True))
 
 
 @timed
@@ -37,7 +47,9 @@ def reference_models(val_path, test_path, out_csv, out_model, name, hidden, trai
     val = load_block(val_path, ("x", "y"))
     test = load_block(test_path, ("x", "y"), val["seeds"])
     init_seeds = [seed_int("reference", name, int(s)) for s in val["seeds"]]
-    model = train_networks(val["x"], val["y"], np.ones(val["y"].shape), hidden, training, init_seeds, device, threads)
+    model = train_networks(
+        val["x"], val["y"], np.ones(val["y"].shape), {"hidden": hidden}, training, init_seeds, device, threads
+    )
     save_npz(out_model, seeds=val["seeds"], **model)
     majority = (val["y"].mean(axis=1) >= 0.5).astype(np.int8)
     frame = pd.DataFrame(
@@ -83,7 +95,5 @@ def calibrate_reference(out_csv, name, spec, seeds, trainings, hidden, device, t
 def evaluate_rival(test_path, model_path, out_path, name, method, eps):
     """Accuracy of a rival's networks on the target test split."""
     test = load_block(test_path, ("x", "y"))
-    acc = _accuracy(load_block(model_path, (), test["seeds"]), test)
-    save_csv(
-        out_path, pd.DataFrame({"dataset": name, "seed": test["seeds"], "eps": eps, "method": method, "accuracy": acc})
-    )
+    scores = _scores(load_block(model_path, (), test["seeds"]), test)
+    save_csv(out_path, pd.DataFrame({"dataset": name, "seed": test["seeds"], "eps": eps, "method": method} | scores))

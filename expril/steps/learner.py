@@ -130,7 +130,7 @@ def estimate_labels(
 
 
 @timed
-def train_hypothesis(source_path, weights_path, labels_path, out_path, hidden, training, init_key, device, threads):
+def train_hypothesis(source_path, weights_path, labels_path, out_path, network, training, init_key, device, threads):
     """h_t: the network trained on the source with the thresholded estimated labels, weighted by
     the importance weights."""
     source = load_block(source_path, ("x",))
@@ -138,13 +138,13 @@ def train_hypothesis(source_path, weights_path, labels_path, out_path, hidden, t
     weights = load_block(weights_path, ("weights",), seeds)["weights"]
     y = labels.threshold(load_block(labels_path, ("relaxed",), seeds)["relaxed"])
     init_seeds = [seed_int(*init_key, int(s)) for s in seeds]
-    model = train_networks(source["x"], y, weights, hidden, training, init_seeds, device, threads)
+    model = train_networks(source["x"], y, weights, network, training, init_seeds, device, threads)
     save_npz(out_path, seeds=seeds, **model)
 
 
 @timed
 def train_llp(
-    source_path, bins_path, release_path, out_path, hidden, training, solver, mechanism, init_key, device, threads
+    source_path, bins_path, release_path, out_path, network, training, solver, mechanism, init_key, device, threads
 ):
     """The learner's network trained from LLP's release: on the source, weighted by Pb. 1 from the
     released bin counts where the dataset has an IS step (uniformly otherwise), with the loss of
@@ -164,25 +164,26 @@ def train_llp(
             weights[b] = _importance_weights(x[b], edges[b], counts, mechanism, solver, seeds[b])
         bags[b], proportions[b] = llp.bags(edges[b], x[b], mechanism, counts, answers(release, b, "negatives"))
     init_seeds = [seed_int(*init_key, int(s)) for s in seeds]
-    model = train_networks(x, Bags(bags, proportions), weights, hidden, training, init_seeds, device, threads)
+    model = train_networks(x, Bags(bags, proportions), weights, network, training, init_seeds, device, threads)
     save_npz(out_path, seeds=seeds, **model)
 
 
 @timed
-def feature_maps(source_path, out_path, name, n_features):
-    """The learner's random Fourier feature map of each run (expril.rff), from its source and a
-    public stream: handed to the curator as the bins are."""
+def feature_maps(source_path, out_path, name, n_features, bandwidth=1.0):
+    """The learner's random Fourier feature map of each run (expril.method.rff), from its source
+    and a public stream, at `bandwidth` times the median heuristic: handed to the curator as the
+    bins are."""
     source = load_block(source_path, ("x",))
-    maps = [rff.make_map(x, n_features, rng("rff", name, int(s))) for x, s in zip(source["x"], source["seeds"])]
+    maps = [
+        rff.make_map(x, n_features, rng("rff", name, int(s)), bandwidth) for x, s in zip(source["x"], source["seeds"])
+    ]
     save_npz(out_path, seeds=source["seeds"], **rff.stack(maps))
 
 
 @timed
-def train_dpmerf(
-    maps_path, release_path, out_path, samples_path, generator, hidden, training, init_key, rows, device, threads
-):
-    """The learner's side of DP-MERF: a generator trained on the release (expril.generator), `rows`
-    records drawn from it, and the network trained on them as h* is on the true records."""
+def dpmerf_samples(maps_path, release_path, out_path, generator, init_key, rows, device, threads):
+    """The learner's side of DP-MERF: a generator trained on the release (expril.rivals.generator,
+    with `generator`'s settings) and `rows` records drawn from it."""
     from expril.rivals.generator import generate, train_generators  # torch is imported only by the steps that train
 
     maps = load_block(maps_path, ("mean", "std", "omega"))
@@ -190,7 +191,7 @@ def train_dpmerf(
     released = load_block(release_path, ("answers",), seeds)["answers"]
     feature_maps = {k: maps[k] for k in ("mean", "std", "omega")}
     keys = [[*init_key, int(s)] for s in seeds]
-    model, loss = train_generators(
+    generators, loss = train_generators(
         released,
         feature_maps,
         generator["hidden"],
@@ -202,9 +203,15 @@ def train_dpmerf(
         device,
         threads,
         log.info,
+        balanced=generator["class_weighting"] == "balanced",
     )
     x, y = generate(
-        model, feature_maps, released, rows, [seed_int("codes", *k) for k in keys], [rng("labels", *k) for k in keys]
+        generators,
+        feature_maps,
+        released,
+        rows,
+        [seed_int("codes", *k) for k in keys],
+        [rng("labels", *k) for k in keys],
     )
     log.info(
         "generators: final loss / |F|^2 median %.4f, max %.4f; positive rate of the samples %.3f",
@@ -212,15 +219,29 @@ def train_dpmerf(
         loss.max(),
         y.mean(),
     )
-    save_npz(samples_path, x=x, y=y, seeds=seeds)
-    network = train_networks(
-        x, y, np.ones(y.shape), hidden, training, [seed_int("network", *k) for k in keys], device, threads
-    )
-    save_npz(out_path, seeds=seeds, **network)
+    save_npz(out_path, x=x, y=y, seeds=seeds)
 
 
 @timed
-def train_aim(source_path, bins_path, release_path, out_path, hidden, training, init_key, device, threads):
+def train_dpmerf(samples_path, out_path, network, training, init_key, device, threads):
+    """DP-MERF's final network, trained on the generator's records as h* is on the true records."""
+    samples = load_block(samples_path, ("x", "y"))
+    keys = [[*init_key, int(s)] for s in samples["seeds"]]
+    model = train_networks(
+        samples["x"],
+        samples["y"],
+        np.ones(samples["y"].shape),
+        network,
+        training,
+        [seed_int("network", *k) for k in keys],
+        device,
+        threads,
+    )
+    save_npz(out_path, seeds=samples["seeds"], **model)
+
+
+@timed
+def train_aim(source_path, bins_path, release_path, out_path, network, training, init_key, device, threads):
     """The learner's network trained on AIM's (or MST's) records, their bins turned into values by
     drawing source records from the same bins (aim.debin)."""
     source = load_block(source_path, ("x",))
@@ -231,14 +252,14 @@ def train_aim(source_path, bins_path, release_path, out_path, hidden, training, 
     x = np.stack(
         [aim.debin(release["ids"][b], source["x"][b], edges[b], rng("debin", *keys[b])) for b in range(len(seeds))]
     )
-    network = train_networks(
+    model = train_networks(
         x,
         release["y"],
         np.ones(release["y"].shape),
-        hidden,
+        network,
         training,
         [seed_int("network", *k) for k in keys],
         device,
         threads,
     )
-    save_npz(out_path, seeds=seeds, **network)
+    save_npz(out_path, seeds=seeds, **model)

@@ -29,7 +29,10 @@ def train(x, y, w, hidden, seeds, epochs=2, batch_size=64, lr=1e-3, **kw):
 
 def assert_same_network(model, b, other, c):
     for key in model:
-        np.testing.assert_array_equal(model[key][b], other[key][c], err_msg=key)
+        if model[key].ndim:
+            np.testing.assert_array_equal(model[key][b], other[key][c], err_msg=key)
+        else:
+            assert model[key] == other[key], key
 
 
 # Scalar-code tails (see training.ALIGN) are where a network's rounding could change with the
@@ -104,6 +107,26 @@ def test_learns_a_separable_problem_and_numpy_agrees_with_torch():
     np.testing.assert_allclose(mlp.logits(model, x), logits.numpy(), atol=1e-5, rtol=1e-5)
     clear = logits.abs().numpy() >= 1e-5
     assert (labels == (logits >= 0).numpy())[clear].all()
+
+
+@pytest.mark.parametrize("hidden, activation", [([32], "tanh"), ([], "relu")])
+def test_the_model_familys_small_networks_learn_and_numpy_scores_them_as_torch(hidden, activation):
+    """The comparison's model family (docs/comparison.md, Tuning): one tanh layer of 32, and
+    logistic regression (no hidden layer); each network is independent of its block."""
+    r = np.random.default_rng(2)
+    x = r.normal(size=(3, 400, 3))
+    y = (x[..., 0] + 0.5 * x[..., 1] > 0).astype(int)
+    model = train(x, y, np.ones(y.shape), hidden, [1, 2, 3], epochs=40, lr=3e-2, activation=activation)
+    assert ("activation" in model) == (activation != "relu") and len([k for k in model if k[0] == "W"]) == len(
+        hidden
+    ) + 1
+    assert (mlp.predict(model, x) == y).mean(axis=1).min() > 0.95
+    params = [torch.from_numpy(model[f"{kind}{i}"]) for i in range(len(hidden) + 1) for kind in "Wb"]
+    with torch.no_grad():
+        logits = forward(params, torch.from_numpy(mlp.standardise(x, model["mean"], model["std"])), activation)
+    np.testing.assert_allclose(mlp.logits(model, x), logits.numpy(), atol=1e-5, rtol=1e-5)
+    alone = train(x[1:2], y[1:2], np.ones((1, 400)), hidden, [2], epochs=40, lr=3e-2, activation=activation)
+    assert_same_network(mlp.select(model, [1]), 0, alone, 0)
 
 
 def test_zero_weights_make_points_ignored():

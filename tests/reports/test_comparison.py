@@ -1,4 +1,5 @@
-"""The comparison's tables, tests and figure (expril.reports.comparison) on small frames written by hand."""
+"""The comparison's tables, tests and figures (expril.reports.comparison) on small files written by
+hand as the workflow writes them, with known answers."""
 
 import math
 
@@ -11,113 +12,186 @@ from expril.privacy import ledger, mechanisms
 from expril.reports import comparison
 
 INF = math.inf
-C_RUNS = [0.70, 0.72, 0.74, 0.76, 0.78, 0.80]  # 6 runs: the smallest two-sided Wilcoxon p is 2/64
+# 8 runs: the smallest two-sided Wilcoxon p is 2/256, which survives Holm over 4 tests (0.031)
+C_RUNS = [0.70, 0.71, 0.72, 0.74, 0.76, 0.78, 0.79, 0.80]
+SEEDS = range(len(C_RUNS))
 
 
-def _frames():
-    """Dataset A, eps 1 and inf, 6 runs: I equals C, LLP is 5 points above C in every run, DP-SGD 10
-    below; ExPriL's intermediate iterations hold a decoy 0.1."""
-    expril = pd.DataFrame(
-        [
-            {"dataset": "A", "seed": s, "eps": eps, "variant": v, "t": t, "accuracy": 0.1 if t < 2 else acc}
-            for eps in (1.0, INF)
-            for s, acc in enumerate(C_RUNS)
-            for v in "CI"
-            for t in range(3)
-        ]
-    )
-    rivals = pd.DataFrame(
-        [
-            {"dataset": "A", "seed": s, "eps": eps, "method": m, "accuracy": acc + shift}
-            for eps in (1.0, INF)
-            for s, acc in enumerate(C_RUNS)
-            for m, shift in (("llp", 0.05), ("dpsgd", -0.10))
-        ]
-    )
-    reference = pd.DataFrame({"dataset": "A", "seed": range(6), "h_star": 0.9, "h0_star": 0.5})
-    return expril, rivals, reference
+def _write(tmp_path, name, rows):
+    path = tmp_path / f"{name}.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return str(path)
 
 
-def _runs(methods=("C", "I", "llp", "dpsgd")):
-    return comparison.runs_table(*_frames(), list(methods), iterations=2)
-
-
-def _ledger(tmp_path):
-    """Every method's ledger rows for dataset A at eps 1, as the workflow writes them."""
-    rows, book = [], None
+def _ledgers(tmp_path):
+    """Every method's ledger for dataset A at eps 1, as the workflow writes them."""
+    files, book = {}, None
     plan = mechanisms.Counts(1.0, 1e-5, 2, 2, False)
     for query, rule in [
         ("marginals", "oracle_marginals"),
         ("errors_t0", "oracle_errors"),
         ("errors_t1", "oracle_errors"),
     ]:
-        book = ledger.record(tmp_path / "expril.csv", book, "A", range(6), query, rule, plan)
-    rows.append(book)
+        book = ledger.record(tmp_path / "expril.ledger.csv", book, "A", SEEDS, query, rule, plan)
+    files["C"] = files["I"] = str(tmp_path / "expril.ledger.csv")
     llp, book = mechanisms.Counts(1.0, 1e-5, 2, 1, False), None
     for query in ("llp/counts", "llp/negatives"):
-        book = ledger.record(tmp_path / "llp.csv", book, "A", range(6), query, "oracle_proportions", llp)
-    rows.append(book)
+        book = ledger.record(tmp_path / "llp.ledger.csv", book, "A", SEEDS, query, "oracle_proportions", llp)
+    files["llp"] = str(tmp_path / "llp.ledger.csv")
     dp = mechanisms.DPSGD(1.0, 1e-5, settings.sample_rate(1250, 64), 2, 1.0)
-    rows.append(ledger.record(tmp_path / "dp.csv", None, "A", range(6), "dpsgd", "train_dpsgd", dp))
-    return pd.concat(rows, ignore_index=True), dp.query_cost()[0]
+    ledger.record(tmp_path / "dp.ledger.csv", None, "A", SEEDS, "dpsgd", "train_dpsgd", dp)
+    files["dpsgd"] = str(tmp_path / "dp.ledger.csv")
+    return files, dp.query_cost()[0]
 
 
-def test_runs_hold_the_final_hypothesis_the_rivals_and_the_references():
-    runs = _runs()
-    assert list(runs.columns) == comparison.RUN_COLUMNS
-    assert len(runs) == 2 * 4 * 6 + 2 * 6 and 0.1 not in set(runs.accuracy)
-    assert list(runs.method.unique()) == ["C", "I", "llp", "dpsgd", "h_star", "h0_star"]
-    assert set(runs[runs.method.isin(comparison.REFERENCES)].eps) == {INF}
-    assert set(_runs(["llp"]).method) == {"llp", "h_star", "h0_star"}
+def _study(tmp_path, tuned_shift=0.0):
+    """Dataset A at eps 1, 8 runs, as configured (and tuned, DP-SGD's `tuned_shift` points higher
+    under its setting '~recipe=sgd'): I equals C, LLP is 5 points above C in every run, DP-SGD 10
+    below and collapsed (its networks label every test record 1). ExPriL's intermediate
+    iterations hold a decoy 0.1."""
+    expril = _write(
+        tmp_path,
+        "expril",
+        [
+            {
+                "dataset": "A",
+                "seed": s,
+                "eps": 1.0,
+                "variant": v,
+                "t": t,
+                "accuracy": 0.1 if t < 2 else acc,
+                "positive_share": 0.5,
+            }
+            for s, acc in enumerate(C_RUNS)
+            for v in "CI"
+            for t in range(3)
+        ],
+    )
+    rival_files = {
+        (m, column): _write(
+            tmp_path,
+            f"{m}-{column}",
+            [
+                {
+                    "dataset": "A",
+                    "seed": s,
+                    "eps": 1.0,
+                    "method": m,
+                    "accuracy": acc + shift + bonus,
+                    "positive_share": share,
+                }
+                for s, acc in enumerate(C_RUNS)
+            ],
+        )
+        for m, shift, share in (("llp", 0.05, 0.5), ("dpsgd", -0.10, 1.0))
+        for column, bonus in (("as configured", 0.0), ("tuned", tuned_shift if m == "dpsgd" else 0.0))
+    }
+    ledgers, dp_eps = _ledgers(tmp_path)
+    runs = []
+    for column in ("as configured", "tuned"):
+        for m in ("C", "I", "llp", "dpsgd"):
+            setting = "~recipe=sgd" if (m, column) == ("dpsgd", "tuned") else ""
+            evaluation = expril if m in "CI" else rival_files[m, column]
+            runs.append(
+                {
+                    "method": m,
+                    "dataset": "A",
+                    "eps": 1.0,
+                    "column": column,
+                    "setting": setting,
+                    "evaluation": evaluation,
+                    "ledger": ledgers[m],
+                }
+            )
+    reference = _write(tmp_path, "reference", {"dataset": "A", "seed": list(SEEDS), "h_star": 0.9, "h0_star": 0.5})
+    return runs, [reference], dp_eps
 
 
-def test_the_table_has_each_methods_accuracy_and_privacy(tmp_path):
-    book, dp_eps = _ledger(tmp_path)
-    table = comparison.comparison_table(_runs(), comparison.privacy(book)).set_index(["method", "eps"])
-    assert list(table.reset_index().columns) == ["method", "eps"] + [
-        c for c in comparison.TABLE_COLUMNS if c not in ("method", "eps")
-    ]
-    assert table.loc[("C", 1.0), "mean"] == pytest.approx(75.0) and table.loc[("C", 1.0), "n_runs"] == 6
+def _frames(tmp_path, **kwargs):
+    runs, reference, dp_eps = _study(tmp_path, **kwargs)
+    accuracy = pd.concat([comparison.read_runs(runs, 2), comparison.reference_runs(reference)], ignore_index=True)
+    spent, _ = comparison.privacy(runs)
+    return accuracy, comparison.comparison_table(accuracy, spent), dp_eps
+
+
+def test_runs_hold_the_final_hypothesis_of_each_variant_the_rivals_and_the_references(tmp_path):
+    accuracy, _, _ = _frames(tmp_path)
+    assert list(accuracy.columns) == comparison.RUN_COLUMNS
+    assert len(accuracy) == 2 * 4 * 8 + 2 * 8 and 0.1 not in set(accuracy.accuracy)
+    assert set(accuracy[accuracy.method.isin(comparison.REFERENCES)].eps) == {INF}
+    tuned = accuracy[(accuracy.column == "tuned") & (accuracy.method == "dpsgd")]
+    assert set(tuned.setting) == {"~recipe=sgd"} and len(tuned) == 8
+
+
+def test_the_table_has_each_methods_accuracy_privacy_and_collapse(tmp_path):
+    _, table, dp_eps = _frames(tmp_path)
+    table = table[table.column != "tuned"].set_index(["method", "eps"])
+    assert table.loc[("C", 1.0), "mean"] == pytest.approx(100 * np.mean(C_RUNS))
     assert table.loc[("C", 1.0), "std"] == pytest.approx(100 * np.std(C_RUNS, ddof=1))
-    assert table.loc[("llp", 1.0), "mean"] == pytest.approx(80.0)
-    assert table.loc[("dpsgd", INF), "mean"] == pytest.approx(65.0)
+    assert table.loc[("llp", 1.0), "mean"] == pytest.approx(100 * np.mean(C_RUNS) + 5)
     for method, eps_spent, delta in [("C", 1.0, 0.0), ("I", 1.0, 0.0), ("llp", 1.0, 0.0), ("dpsgd", dp_eps, 1e-5)]:
         row = table.loc[(method, 1.0)]
         assert (row.eps_spent, row.delta, row.neighbours) == (pytest.approx(eps_spent), delta, mechanisms.RECORD)
     assert [table.loc[(m, 1.0), "mechanisms"] for m in ("C", "llp", "dpsgd")] == ["counts", "counts", "dpsgd"]
-    assert table.loc[("h_star", INF), "neighbours"].startswith("none")
-    assert np.isnan(table.loc[("C", INF), "eps_spent"])  # no ledger given for eps = inf here
+    # DP-SGD's networks label every record 1: collapsed in all 8 runs; the others in none
+    assert table.loc[("dpsgd", 1.0), ["collapsed_runs", "collapsed"]].tolist() == [8, True]
+    assert not table.loc[("llp", 1.0), "collapsed"] and table.loc[("h_star", INF), "neighbours"].startswith("none")
 
 
-def test_paired_tests_say_where_c_expril_wins_and_loses():
-    tests = comparison.paired_tests(_runs()).set_index(["method", "eps"])
-    assert len(tests) == 6 and set(tests.n_pairs) == {6}
-    assert tests.loc[("llp", 1.0)].verdict == "C-ExPriL loses"
+def test_a_cell_is_flagged_when_half_its_runs_collapsed():
+    share = pd.Series([0.995, 0.004, 0.5, 0.98])
+    assert comparison.collapsed(share).tolist() == [True, True, False, False]
+
+
+def test_paired_tests_are_holm_corrected_over_the_table(tmp_path):
+    accuracy, _, _ = _frames(tmp_path)
+    tests = comparison.paired_tests(accuracy, "as configured").set_index(["method", "eps"])
+    # I's runs are C's: not tested; LLP and DP-SGD: 8 pairs all one way, p = 2/256, Holm x2
+    assert sorted(tests.index.get_level_values(0)) == ["dpsgd", "llp"] and set(tests.n_pairs) == {8}
+    assert tests.loc[("llp", 1.0)].p_value == pytest.approx(2 / 256)
+    assert tests.loc[("llp", 1.0)].p_holm == pytest.approx(4 / 256)
+    assert tests.loc[("llp", 1.0)].verdict == "C-ExPriL loses" and tests.loc[("dpsgd", 1.0)].verdict == "C-ExPriL wins"
     assert tests.loc[("llp", 1.0)].difference == pytest.approx(5.0)
-    assert tests.loc[("llp", 1.0)].p_value == pytest.approx(2 / 64)
-    assert tests.loc[("dpsgd", INF)].verdict == "C-ExPriL wins"
-    assert tests.loc[("I", 1.0)].verdict == "no significant difference" and tests.loc[("I", 1.0)].p_value == 1.0
-    assert comparison.paired_tests(_runs(["I", "llp"])).empty  # no C-ExPriL to compare with
+    assert comparison.paired_tests(accuracy[accuracy.method != "C"], "as configured").empty
 
 
-def test_markdown_marks_significant_cells_and_lists_privacy(tmp_path):
-    book, _ = _ledger(tmp_path)
-    runs = _runs()
-    table = comparison.comparison_table(runs, comparison.privacy(book))
-    md = comparison.markdown(table, comparison.paired_tests(runs), ["C", "I", "llp", "dpsgd"], ["A", "B"])
-    assert "| Dataset | ε | C-ExPriL | I-ExPriL | LLP | DP-SGD |" in md
-    assert "| A | 1 | 75.0 ± 3.7 | 75.0 ± 3.7 | 80.0 ± 3.7 ▲ | 65.0 ± 3.7 ▼ |" in md
-    assert "| A | ∞ |" in md and "| B |" not in md
-    assert "| A | 90.0 ± 0.0 | 50.0 ± 0.0 |" in md
-    assert "| Dataset | 1 | ∞ |\n|---|---|---|\n| A | LLP (80.0) | LLP (80.0) |" in md  # the highest means
-    assert "| DP-SGD | dpsgd | add/remove one record | 1 |" in md and "over 6 runs" in md and "6 tests" in md
+def test_markdown_marks_significance_collapse_and_the_settings_chosen(tmp_path):
+    runs, reference, _ = _study(tmp_path, tuned_shift=0.2)
+    accuracy = pd.concat([comparison.read_runs(runs, 2), comparison.reference_runs(reference)], ignore_index=True)
+    spent, _ = comparison.privacy(runs)
+    table = comparison.comparison_table(accuracy, spent)
+    tests = comparison.paired_tests(accuracy, "tuned")
+    md = comparison.markdown(table, tests, pd.DataFrame(), ["C", "I", "llp", "dpsgd"], ["A", "B"], "tuned")
+    assert "| Dataset | ε | C-ExPriL | I-ExPriL | LLP | DP-SGD |" in md and "| B |" not in md
+    # tuned: DP-SGD 10 points above C (still collapsed), LLP 5 above
+    assert "| A | 1 | 75.0 ± 3.8 | 75.0 ± 3.8 | 80.0 ± 3.8 ▲ | 85.0 ± 3.8 ▲ ⊘8 |" in md
+    assert "| A | 1 | 75.0 ± 3.8 | 75.0 ± 3.8 | 80.0 ± 3.8 | 65.0 ± 3.8 ⊘8 |" in md  # as configured, untested
+    assert "| A | 1 | `configured` | `configured` | `configured` | `~recipe=sgd` |" in md
+    assert "| A | DP-SGD (85.0) ⊘ |" in md and "| A | 90.0 ± 0.0 | 50.0 ± 0.0 |" in md
+    assert "| DP-SGD | tuned | dpsgd | add/remove one record | 1 |" in md and "over the 2 tests" in md
+
+
+def test_rankings_give_average_ranks_a_friedman_test_and_the_critical_difference():
+    means = {"A": [90, 80, 70], "B": [91, 81, 71], "C": [70, 80, 90], "D": [92, 82, 72]}
+    table = pd.DataFrame(
+        [
+            {"dataset": d, "method": m, "eps": 1.0, "column": "tuned", "mean": v}
+            for d, values in means.items()
+            for m, v in zip(("C", "llp", "dpsgd"), values)
+        ]
+    )
+    ranking, ranks = comparison.rankings(table, ["C", "llp", "dpsgd"], "tuned")
+    assert ranks[1.0].tolist() == [1.5, 2.0, 2.5] and ranking.datasets.tolist() == [4]
+    # chi2_F = 12 N / (k (k+1)) (sum R^2 - k (k+1)^2 / 4) = 12 * 4 / 12 * (12.5 - 12) = 2
+    assert ranking.chi2[0] == pytest.approx(2.0) and ranking.cd[0] == pytest.approx(
+        2.343 * math.sqrt(12 / 24), rel=1e-3
+    )
 
 
 def test_leaders_are_the_highest_means_with_ties(tmp_path):
-    runs = _runs(["C", "I", "dpsgd"])
-    table = comparison.comparison_table(runs, comparison.privacy(_ledger(tmp_path)[0]))
-    top = comparison.leaders(table, ["C", "I", "dpsgd"])
-    assert top.loc[("A", 1.0)].tolist() == ["C-ExPriL, I-ExPriL", pytest.approx(75.0)]
+    _, table, _ = _frames(tmp_path)
+    top = comparison.leaders(table, ["C", "I"], "as configured")
+    assert top.loc[("A", 1.0)].tolist() == ["C-ExPriL, I-ExPriL", pytest.approx(100 * np.mean(C_RUNS)), False]
 
 
 def test_eps_positions_put_no_privacy_beyond_the_largest_eps():
@@ -126,51 +200,33 @@ def test_eps_positions_put_no_privacy_beyond_the_largest_eps():
 
 
 def test_compare_writes_every_output(tmp_path):
-    expril, rivals, reference = _frames()
-    files = {}
-    for name, frame in [("expril", expril), ("rivals", rivals), ("reference", reference)]:
-        frame.to_csv(tmp_path / f"{name}.csv", index=False)
-        files[name] = [tmp_path / f"{name}.csv"]
-    book, _ = _ledger(tmp_path)
-    book.to_csv(tmp_path / "ledger.csv", index=False)
-    out = {
-        key: tmp_path / "out" / name
-        for key, name in [
-            ("comparison_csv", "comparison.csv"),
-            ("comparison_md", "comparison.md"),
-            ("runs", "runs.csv"),
-            ("tests", "tests.csv"),
-            ("figure_pdf", "privacy_utility.pdf"),
-            ("figure_png", "privacy_utility.png"),
-        ]
-    }
-    comparison.compare(
-        files["expril"],
-        files["rivals"],
-        files["reference"],
-        [tmp_path / "ledger.csv"],
-        ["C", "I", "llp", "dpsgd"],
-        ["A"],
-        2,
-        out,
-    )
-    assert all(path.stat().st_size > 0 for path in out.values())
+    runs, reference, _ = _study(tmp_path)
+    names = [
+        ("comparison_csv", "comparison.csv"),
+        ("comparison_md", "comparison.md"),
+        ("runs", "runs.csv"),
+        ("tests", "tests.csv"),
+        ("ranks", "ranks.csv"),
+        ("figure_pdf", "privacy_utility.pdf"),
+        ("figure_png", "privacy_utility.png"),
+        ("cd_pdf", "cd.pdf"),
+        ("cd_png", "cd.png"),
+    ]
+    out = {key: tmp_path / "out" / name for key, name in names}
+    comparison.compare(runs, reference, ["C", "I", "llp", "dpsgd"], ["A"], 2, out)
+    assert all(path.exists() for path in out.values())
     assert list(pd.read_csv(out["comparison_csv"]).columns) == comparison.TABLE_COLUMNS
     assert b"CreationDate" not in out["figure_pdf"].read_bytes()
+    assert "1 of the" not in out["comparison_md"].read_text() or "demo secret" in out["comparison_md"].read_text()
 
 
 def test_expril_by_mmd_has_its_own_runs_and_ledger(tmp_path):
-    expril, rivals, reference = _frames()
-    mmd = expril.assign(accuracy=expril.accuracy + 0.01)
-    runs = comparison.runs_table(expril, rivals, reference, ["C", "C-mmd"], 2, mmd)
-    assert set(runs.method) == {"C", "C-mmd", "h_star", "h0_star"}
-    assert np.allclose(runs[runs.method == "C-mmd"].accuracy.values - runs[runs.method == "C"].accuracy.values, 0.01)
-    # Its ledger: the embedding (eps / 3 and delta) then the two error queries, all for C-mmd.
+    """Its ledger: the embedding (eps / 3 and delta) then the two error queries, all for C-mmd."""
     book = ledger.record(
         tmp_path / "0.csv",
         None,
         "A",
-        range(6),
+        SEEDS,
         "embedding",
         "oracle_embedding",
         mechanisms.MeanEmbedding(1.0, 1e-5, 1250, 2),
@@ -178,9 +234,29 @@ def test_expril_by_mmd_has_its_own_runs_and_ledger(tmp_path):
     errors = mechanisms.Counts(1.0, 1e-5, 2, 2, True)
     for t in range(2):
         book = ledger.record(
-            tmp_path / f"{t + 1}.csv", book, "A", range(6), f"eps1-mmd/both/errors_t{t}", "oracle_errors", errors
+            tmp_path / f"{t + 1}.csv", book, "A", SEEDS, f"eps1-mmd/both/errors_t{t}", "oracle_errors", errors
         )
-    spent = comparison.privacy(book, ["C-mmd"])
+    evaluation = _write(
+        tmp_path,
+        "mmd",
+        [
+            {"dataset": "A", "seed": s, "eps": 1.0, "variant": "C", "t": 2, "accuracy": 0.8, "positive_share": 0.5}
+            for s in SEEDS
+        ],
+    )
+    runs = [
+        {
+            "method": "C-mmd",
+            "dataset": "A",
+            "eps": 1.0,
+            "column": "as configured",
+            "setting": "",
+            "evaluation": evaluation,
+            "ledger": str(tmp_path / "2.csv"),
+        }
+    ]
+    spent, _ = comparison.privacy(runs)
     assert spent[["method", "eps", "eps_spent", "delta", "mechanisms"]].values.tolist() == [
         ["C-mmd", 1.0, 1.0, 1e-5, "counts; rff-embedding"]
     ]
+    assert set(comparison.read_runs(runs, 2).method) == {"C-mmd"}

@@ -1,0 +1,116 @@
+"""Tuning (docs/comparison.md, "Tuning"): every setting of every compared method's grid
+(config/tuning.yaml) scored on calibration runs whose seeds are disjoint from the reported runs',
+and the setting each method uses at each dataset and eps: the highest mean calibration accuracy,
+a tie going to the grid's earlier setting (as configured first).
+
+Nothing the reported runs write reaches the choice: the selection reads the calibration runs'
+evaluation files only, and refuses any seed below the calibration's first.
+"""
+
+import math
+
+import yaml
+
+from expril import io, settings
+from expril.reports import comparison
+
+COLUMNS = ["method", "dataset", "eps", "setting", "seed", "accuracy", "positive_share"]
+
+
+def calibration_table(runs, iterations, first_seed):
+    """Every calibration run's accuracy per method, dataset, eps and setting ('configured' for as
+    configured, else its suffix)."""
+    table = comparison.read_runs(runs, iterations)
+    if (table.seed < first_seed).any():
+        raise ValueError(
+            f"the calibration table holds seeds below {first_seed}, the calibration's first: "
+            f"{sorted(set(table.seed[table.seed < first_seed]))[:5]}"
+        )
+    return table[COLUMNS]
+
+
+def nearest(eps, calibrated):
+    """The calibrated eps nearest to `eps` on a log scale (inf to inf; a tie to the smaller)."""
+    if math.isinf(eps):
+        return math.inf
+    finite = sorted(e for e in calibrated if math.isfinite(e))
+    return min(finite, key=lambda e: abs(math.log(e) - math.log(eps)))
+
+
+def select(table, order, epsilons):
+    """{method: {dataset: {eps text: setting suffix}}}: per method, dataset and calibrated eps the
+    setting with the highest mean calibration accuracy, a tie to the earliest in `order` ({method:
+    its settings in the grid's order}); every other eps of `epsilons` (texts) takes the choice of
+    the nearest calibrated one (`nearest`)."""
+    means = table.groupby(["method", "dataset", "eps", "setting"], sort=False).accuracy.mean()
+    best = {}
+    for (method, dataset, eps), group in means.groupby(level=[0, 1, 2], sort=False):
+        scores = group.droplevel([0, 1, 2])
+        best[method, dataset, eps] = max(
+            order[method], key=lambda s: (scores.get(s, -math.inf), -order[method].index(s))
+        )
+    calibrated = sorted({eps for _, _, eps in best})
+    choice = {}
+    for method, dataset in dict.fromkeys((m, d) for m, d, _ in best):
+        chosen = {e: best[method, dataset, nearest(settings.parse_eps(e), calibrated)] for e in epsilons}
+        choice.setdefault(method, {})[dataset] = {e: "" if s == "configured" else s for e, s in chosen.items()}
+    return choice
+
+
+def markdown(table, choice):
+    """The chosen settings, and per method, dataset and eps in {1, inf} the best and the worst
+    setting on the calibration runs with their mean accuracies."""
+    means = table.groupby(["method", "dataset", "eps", "setting"], sort=False).accuracy.mean().mul(100)
+    seeds = sorted(set(table.seed))
+    lines = [
+        f"Calibration: seeds {seeds[0]}–{seeds[-1]}, every setting of each method's grid "
+        "(config/tuning.yaml); the setting chosen per dataset and ε has the highest mean test accuracy "
+        "there (ties: the grid's earlier, as configured first). `configured`: as configured.",
+        "",
+    ]
+    for method, datasets in choice.items():
+        eps_values = sorted({settings.parse_eps(e) for d in datasets.values() for e in d})
+        lines += [
+            f"**{comparison.NAMES[method]}**",
+            "",
+            "| Dataset | " + " | ".join(comparison._eps_text(e) for e in eps_values) + " |",
+            "|---|" + "---|" * len(eps_values),
+        ]
+        for dataset, chosen in datasets.items():
+            lines.append(
+                f"| {dataset} | "
+                + " | ".join(f"`{chosen.get(settings.format_eps(e), 'n/a') or 'configured'}`" for e in eps_values)
+                + " |"
+            )
+        lines += ["", "| Dataset | ε | best (mean %) | worst (mean %) | as configured |", "|---|---|---|---|---|"]
+        for dataset in datasets:
+            for eps in (1.0, math.inf):
+                if (method, dataset, eps) not in means.index.droplevel(3):
+                    continue
+                cell = means.loc[(method, dataset, eps)]
+                lines.append(
+                    f"| {dataset} | {comparison._eps_text(eps)} | `{cell.idxmax()}` ({cell.max():.1f}) | "
+                    f"`{cell.idxmin()}` ({cell.min():.1f}) | {cell.get('configured', math.nan):.1f} |"
+                )
+        lines.append("")
+    return "\n".join(lines)
+
+
+def write(runs, iterations, first_seed, epsilons, out):
+    """The calibration table, the choice (YAML) and its report to `out`'s paths."""
+    table = calibration_table(runs, iterations, first_seed)
+    order = {}
+    for run in runs:
+        order.setdefault(run["method"], [])
+        name = run["setting"] or "configured"
+        if name not in order[run["method"]]:
+            order[run["method"]].append(name)
+    choice = select(table, order, epsilons)
+    io.save_csv(out["calibration"], table)
+    io.save_text(
+        out["choice"],
+        "# Written by `snakemake tune` (expril/reports/tuning.py): the tuned setting of "
+        "each method per dataset and eps\n# ('': as configured); the comparison reads it.\n"
+        + yaml.safe_dump(choice, sort_keys=False),
+    )
+    io.save_text(out["markdown"], markdown(table, choice))

@@ -1,0 +1,84 @@
+"""The comparison's tuning grids (config/tuning.yaml; docs/comparison.md, "Tuning"): each method
+family's settings, how a setting is named in result paths, and the knobs it gives the rules.
+
+A setting is one value per axis of its family's grid. In a path it is the suffix of its method's
+folder: '' where every axis has its configured value (so the as-configured runs keep today's
+paths), else '~axis=value' for each axis that does not, in the grid's order ('~model=tanh32~snr=16').
+A rule whose outputs depend on some axes only is asked for the suffix of those axes alone
+(`suffix(..., axes=...)`), so that settings differing elsewhere share its files.
+"""
+
+import itertools
+
+import yaml
+
+CONFIGURED = "configured"
+# Each compared method's family: the grid it chooses from (C and I share ExPriL's chain, each
+# choosing its own setting).
+FAMILY = {
+    "C": "expril",
+    "I": "expril",
+    "C-mmd": "mmd",
+    "I-mmd": "mmd",
+    "llp": "llp",
+    "dpsgd": "dpsgd",
+    "aim": "aim",
+    "dpmerf": "dpmerf",
+}
+
+
+def load(path):
+    grid = yaml.safe_load(open(path))
+    for family, axes in grid["families"].items():
+        for axis, values in axes.items():
+            if values[0] != CONFIGURED or len(set(map(str, values))) != len(values):
+                raise ValueError(
+                    f"{path}: families: {family}: {axis}: the first value must be '{CONFIGURED}', "
+                    f"and no value may repeat, got {values}"
+                )
+    return grid
+
+
+def settings(grid, family):
+    """Every setting of a family, the as-configured one first, as {axis: value}."""
+    axes = grid["families"][family]
+    return [dict(zip(axes, values)) for values in itertools.product(*axes.values())]
+
+
+def suffix(grid, family, setting, axes=None):
+    """The setting's name in paths, over `axes` (all by default): see the module docstring."""
+    return "".join(
+        f"~{axis}={setting[axis]}"
+        for axis in grid["families"][family]
+        if (axes is None or axis in axes) and setting[axis] != CONFIGURED
+    )
+
+
+def parse(grid, family, text):
+    """The setting a path suffix names (the axes it omits at their configured value)."""
+    axes = grid["families"][family]
+    setting = dict.fromkeys(axes, CONFIGURED)
+    for part in filter(None, text.split("~")):
+        axis, _, value = part.partition("=")
+        known = {str(v): v for v in axes.get(axis, ())}
+        if value not in known:
+            raise ValueError(
+                f"{text!r} is no setting of {family}'s grid: {part!r} is not one of its values "
+                f"({', '.join(f'{a}={v}' for a, vs in axes.items() for v in vs[1:])})"
+            )
+        setting[axis] = known[value]
+    return setting
+
+
+def network(grid, setting, hidden):
+    """The final network a setting chooses from the model family: the dataset's h* network
+    (`hidden`, ReLU) as configured."""
+    model = grid["models"][setting.get("model", CONFIGURED)]
+    return {"hidden": list(hidden), "activation": "relu"} if model is None else dict(model)
+
+
+def recipe(grid, setting, axis, configured):
+    """The knobs of a recipe axis (DP-SGD's `recipe`, DP-MERF's `generator`): the configured
+    knobs, overridden by the setting's named recipe."""
+    value = setting.get(axis, CONFIGURED)
+    return dict(configured) if value == CONFIGURED else {**configured, **grid["recipes"][axis][value]}

@@ -1,0 +1,119 @@
+"""Tuning (expril.workflow.grids, expril.reports.tuning, rules/compare.smk `tune`): the grids'
+settings and their names in paths, the selection with known answers, and that nothing the
+reported runs write can reach the choice."""
+
+import math
+import re
+
+import pandas as pd
+import pytest
+import yaml
+
+from expril.reports import tuning
+from expril.workflow import grids
+from harness import ROOT, plan
+
+GRID = grids.load(ROOT / "config" / "tuning.yaml")
+EXTENDED = ["--configfile", "config/extended.yaml"]
+SMOKE = [*EXTENDED, "tests/extended_smoke.yaml"]
+
+
+def test_every_grid_starts_as_configured_and_is_of_comparable_size():
+    sizes = {family: len(grids.settings(GRID, family)) for family in GRID["families"]}
+    assert sizes == {"expril": 6, "mmd": 6, "llp": 6, "dpsgd": 12, "dpmerf": 9, "aim": 3}
+    for family in GRID["families"]:
+        first = grids.settings(GRID, family)[0]
+        assert set(first.values()) == {grids.CONFIGURED} and grids.suffix(GRID, family, first) == ""
+    assert GRID["calibration"]["first_seed"] >= 10000 and GRID["calibration"]["runs"] == 5
+
+
+def test_a_settings_name_round_trips_and_names_the_axes_a_file_depends_on():
+    for family in GRID["families"]:
+        for setting in grids.settings(GRID, family):
+            assert grids.parse(GRID, family, grids.suffix(GRID, family, setting)) == setting
+    setting = grids.parse(GRID, "expril", "~model=tanh32~snr=16")
+    assert setting == {"model": "tanh32", "snr": 16}
+    assert grids.suffix(GRID, "expril", setting, ["snr"]) == "~snr=16"  # the bins depend on snr alone
+    assert grids.suffix(GRID, "dpmerf", grids.parse(GRID, "dpmerf", "~model=logreg"), ["generator"]) == ""
+    with pytest.raises(ValueError, match=r"'~snr=8' is no setting of expril's grid"):
+        grids.parse(GRID, "expril", "~snr=8")
+
+
+def test_the_knobs_of_a_setting():
+    assert grids.network(GRID, {"model": "configured"}, [16, 32]) == {"hidden": [16, 32], "activation": "relu"}
+    assert grids.network(GRID, {"model": "tanh32"}, [16, 32]) == {"hidden": [32], "activation": "tanh"}
+    configured = {"optimizer": "adam", "lr": 1e-3, "epochs": 30}
+    assert grids.recipe(GRID, {"recipe": "configured"}, "recipe", configured) == configured
+    assert grids.recipe(GRID, {"recipe": "sgd"}, "recipe", configured)["optimizer"] == "sgd"
+
+
+def test_a_grid_must_start_with_the_configured_value(tmp_path):
+    bad = tmp_path / "grid.yaml"
+    bad.write_text(yaml.safe_dump({"families": {"aim": {"model": ["tanh32", "configured"]}}}))
+    with pytest.raises(ValueError, match="aim: model: the first value must be 'configured'"):
+        grids.load(bad)
+
+
+def _table(rows):
+    return pd.DataFrame([dict(zip(("method", "dataset", "eps", "setting", "seed", "accuracy"), r)) for r in rows])
+
+
+def test_selection_takes_the_highest_mean_and_a_tie_goes_to_the_earlier_setting():
+    table = _table(
+        [
+            ("dpsgd", "A", 1.0, "configured", 10000, 0.6),
+            ("dpsgd", "A", 1.0, "configured", 10001, 0.6),
+            ("dpsgd", "A", 1.0, "~recipe=sgd", 10000, 0.9),
+            ("dpsgd", "A", 1.0, "~recipe=sgd", 10001, 0.5),
+            ("dpsgd", "A", 1.0, "~model=logreg", 10000, 0.8),
+            ("dpsgd", "A", 1.0, "~model=logreg", 10001, 0.6),
+            ("dpsgd", "A", math.inf, "configured", 10000, 0.9),
+            ("dpsgd", "A", math.inf, "~recipe=sgd", 10000, 0.9),
+        ]
+    )
+    order = {"dpsgd": ["configured", "~recipe=sgd", "~model=logreg"]}
+    choice = tuning.select(table, order, ["0.3", "1", "3", "inf"])
+    # eps 1: logreg's mean 0.7 beats 0.6 and sgd's 0.7 ties with it: sgd comes first in the grid
+    assert choice == {"dpsgd": {"A": {"0.3": "~recipe=sgd", "1": "~recipe=sgd", "3": "~recipe=sgd", "inf": ""}}}
+    reordered = {"dpsgd": ["configured", "~model=logreg", "~recipe=sgd"]}
+    assert tuning.select(table, reordered, ["1"])["dpsgd"]["A"]["1"] == "~model=logreg"
+
+
+def test_an_uncalibrated_eps_takes_the_nearest_calibrated_on_a_log_scale():
+    calibrated = [0.1, 1.0, 10.0, math.inf]
+    assert [tuning.nearest(e, calibrated) for e in (0.1, 0.3, 1, 3, 10, math.inf)] == [0.1, 0.1, 1, 1, 10, math.inf]
+
+
+def test_the_calibration_table_refuses_a_reported_runs_seed(tmp_path):
+    path = tmp_path / "eval.csv"
+    pd.DataFrame(
+        {"dataset": "A", "seed": [10000, 3], "eps": 1.0, "method": "llp", "accuracy": 0.7, "positive_share": 0.5}
+    ).to_csv(path, index=False)
+    runs = [{"method": "llp", "dataset": "A", "eps": 1.0, "column": "", "setting": "", "evaluation": str(path)}]
+    with pytest.raises(ValueError, match="seeds below 10000"):
+        tuning.calibration_table(runs, 2, 10000)
+
+
+@pytest.mark.slow
+def test_the_tune_plan_reads_calibration_runs_only():
+    """`snakemake tune`: every job of its plan is on the calibration seeds (or is the selection),
+    and the selection reads their evaluations alone: no reported run can reach the choice."""
+    jobs = plan("tune", *SMOKE, "--config", "results=results/plan")
+    calibration = f"{GRID['calibration']['first_seed']}-"
+    assert {j["rule"] for j in jobs} >= {"select_settings", "train_dpsgd", "train_hypothesis", "aim_release"}
+    blocks = {m[1] for j in jobs for f in j["output"] if (m := re.search(r"/(\d+-\d+)[/.]", f))}
+    assert blocks and all(b.startswith(calibration) for b in blocks)
+    select = next(j for j in jobs if j["rule"] == "select_settings")
+    assert all(f"/{calibration}" in f for f in select["input"] if f.startswith("results/plan/eval/"))
+
+
+def test_the_committed_choice_is_the_selection_from_the_committed_calibration_table():
+    """data/tuning/ (snakemake publish_tuning): recomputing the choice from the committed table
+    gives the committed choice."""
+    table = pd.read_csv(ROOT / "data" / "tuning" / "calibration.csv")
+    committed = yaml.safe_load((ROOT / "data" / "tuning" / "choice.yaml").read_text())
+    order = {}
+    for method, family in grids.FAMILY.items():
+        order[method] = [grids.suffix(GRID, family, s) or "configured" for s in grids.settings(GRID, family)]
+    epsilons = list(next(iter(next(iter(committed.values())).values())))
+    assert tuning.select(table, order, epsilons) == committed

@@ -1,0 +1,13 @@
+from expril.workflow.joblog import setup_logging
+
+setup_logging(snakemake.log[0])
+# After the redirect, so that an import error reaches the job's log.
+from expril.reports import tuning
+
+tuning.write(
+    runs=snakemake.params.runs,
+    iterations=snakemake.params.iterations,
+    first_seed=snakemake.params.first_seed,
+    epsilons=snakemake.params.epsilons,
+    out=dict(snakemake.output),
+)
