@@ -131,7 +131,7 @@ def test_a_rules_step_lives_in_the_module_of_its_audited_role():
     expril.steps.curator, an evaluator rule one of steps.evaluator (or a report), and every other
     rule, audited as the learner's, one of steps.learner or steps.world."""
     found = _rule_steps()
-    assert len(found) == 27 and {"make_bins", "train_dpsgd", "evaluate_rival", "generate_data"} <= set(found)
+    assert len(found) == 29 and {"make_bins", "train_dpsgd", "evaluate_rival", "generate_data"} <= set(found)
     for rule, step in found.items():
         role = ROLES.get(rule, "learner")
         if step is None:
