@@ -68,17 +68,17 @@ def _joined(values):
     return "; ".join(sorted(set(values)))
 
 
-def privacy(ledger, methods=None):
+def privacy(book, methods=None):
     """Per dataset, method and eps budget: the largest eps and delta a run spent in total, as its
     mechanism composes them, the neighbour relation and the mechanisms that spent it (AIM's or
     MST's, say). A ledger's rows account for the methods
     LEDGER_METHODS gives their rule, or for `methods` (ExPriL's runs with Pb. 1 by MMD)."""
     method = (
-        ledger.rule.map(LEDGER_METHODS)
+        book.rule.map(LEDGER_METHODS)
         if methods is None
-        else pd.Series([methods] * len(ledger), ledger.index, dtype=object)
+        else pd.Series([methods] * len(book), book.index, dtype=object)
     )
-    rows = ledger.assign(method=method).explode("method")
+    rows = book.assign(method=method).explode("method")
     per_run = rows.groupby(["dataset", "method", "eps_budget", "seed"]).agg(
         eps_spent=("eps_total", "max"),
         delta=("delta_total", "max"),
