@@ -9,9 +9,13 @@ valid despite the search. A lower bound above the claimed eps refutes the claim;
 merely consistent with it. An (eps, delta) claim, P[M(D) in S] <= exp(eps) P[M(D') in S] + delta,
 is bounded by ln((P[M(D) in S] - delta) / P[M(D') in S]) instead.
 
-Only the mechanisms' own releases (expril.privacy.mechanisms) are sampled, on one feature with one bin.
+Only the mechanisms' own releases (expril.privacy.mechanisms) are sampled, on one feature with one bin,
+except `paper-counts`: the `paper` mechanism's bin counts query on one feature with a few bins, whose
+divisor is the realised number of records n, so that removing one record changes every bin's answer.
+Its exact loss is `exact_counts_query_epsilon` (docs/privacy.md, "The bin counts query").
 """
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,7 +32,12 @@ AUDITED = {
     "counts-errors": (1, ["E~"]),  # E + Lap: histogram, sensitivity 1
     "counts-pair": (2, ["N~", "E~"]),  # both, independent noises: basic composition
     "dirichlet": (1, ["rate"]),  # Beta(sigma E, sigma (N - E)) or fallback: (1/scale, DIRICHLET_DELTA)
+    # Paper.release_counts on one feature's bins, clip((N_k + Lap) / n, 0, 1): the Lemma claims 1/lambda
+    # per feature. Audited on its first two bins: an event on them is an event on the whole release.
+    "paper-counts": (1, ["r1", "r2"]),
 }
+# The releases sampled on one bin (BinData); `paper-counts` is sampled on a feature's bins (FeatureData).
+ONE_BIN = tuple(m for m in AUDITED if m != "paper-counts")
 # The dirichlet rows' claimed delta per bin, near a run's (1e-5 over T = 2 queries of d = 5 features).
 DIRICHLET_DELTA = 1e-6
 CLIP_POINTS = (0.0, 1.0)
@@ -46,14 +55,42 @@ class BinData:
 
     size: int
     errors: int
+    n_bins = 1  # not a field
 
     def records(self):
         ids = np.zeros((self.size, 1), dtype=int)
         wrong = (np.arange(self.size) < self.errors).astype(float)
         return ids, wrong
 
+    @property
+    def key(self):
+        """What keys its samples' random stream."""
+        return self.size, self.errors
+
     def __str__(self):
         return f"(N={self.size}, E={self.errors})"
+
+
+@dataclass(frozen=True)
+class FeatureData:
+    """One feature with len(counts) bins, counts[k] records in bin k (their labels play no part)."""
+
+    counts: tuple
+
+    def records(self):
+        ids = np.repeat(np.arange(len(self.counts)), self.counts)[:, None]
+        return ids, np.zeros(len(ids))
+
+    @property
+    def n_bins(self):
+        return len(self.counts)
+
+    @property
+    def key(self):
+        return self.counts
+
+    def __str__(self):
+        return f"(N={list(self.counts)})"
 
 
 def neighbours(bin_size):
@@ -66,6 +103,18 @@ def neighbours(bin_size):
     removed_error = (BinData(bin_size, 1), BinData(bin_size - 1, 0))
     removed_correct = (BinData(bin_size, bin_size - 1), BinData(bin_size - 1, bin_size - 1))
     return [removed_error, removed_correct, removed_error[::-1], removed_correct[::-1]]
+
+
+def count_neighbours(counts):
+    """Ordered pairs (D, D') for the bin counts query: D' is D (a FeatureData of `counts`, at least
+    2 records) less one record of bin j, for each non-empty bin j; both orders."""
+    counts = tuple(int(c) for c in counts)
+    if sum(counts) < 2:
+        raise ValueError(f"the feature must hold at least 2 records (D' divides by n - 1), got {counts}")
+    pairs = [
+        (FeatureData(counts), FeatureData(counts[:j] + (c - 1,) + counts[j + 1 :])) for j, c in enumerate(counts) if c
+    ]
+    return pairs + [pair[::-1] for pair in pairs]
 
 
 def label_neighbours(bin_size, errors):
@@ -101,11 +150,62 @@ def claimed_delta(mechanism):
     return DIRICHLET_DELTA if mechanism == "dirichlet" else 0.0
 
 
+def counts_query_bin_losses(counts, removed, scale):
+    """Per bin k of one feature's `paper` counts release r_k = clip((N_k + Lap(scale)) / n, 0, 1),
+    the supremum over r_k of the log ratio of its densities (atoms at 0 and 1 included) between D,
+    with bin counts `counts` and n = sum(counts) >= 2 records, and D', D less one record of bin
+    `removed`: (removal, addition), the sups of ln(f_D / f_D') and of ln(f_D' / f_D).
+
+    On (0, 1) the ratio f_D / f_D' is n / (n - 1) exp((|r (n - 1) - N'_k| - |r n - N_k|) / scale).
+    Removal: at r = N_k / n, ln(n / (n - 1)) + N_k / (n scale) for k != j, ln(n / (n - 1)) + (n - N_j) /
+    (n scale) for the record's bin j (the atoms give 0 or -1/scale). Addition: 1/scale in every bin,
+    at the atom r_k = 1 for k != j (D' clips at N_k + L >= n - 1, D at n) and r_j = 0 for bin j."""
+    counts = np.asarray(counts, dtype=float)
+    n = counts.sum()
+    if n < 2 or not 0 <= removed < len(counts) or counts[removed] < 1:
+        raise ValueError(f"need n >= 2 records and a record in bin {removed}, got counts {counts.tolist()}")
+    if scale == 0:
+        return np.full(len(counts), np.inf), np.full(len(counts), np.inf)
+    spread = counts.copy()
+    spread[removed] = n - counts[removed]
+    return math.log(n / (n - 1)) + spread / (n * scale), np.full(len(counts), 1 / scale)
+
+
+def exact_counts_query_epsilon(counts, removed, scale, bins=None):
+    """The exact privacy loss of `paper`'s bin counts query on one feature (Paper.release_counts)
+    between D (`counts`) and D less one record of bin `removed`, in both orders:
+
+        max(q ln(n / (n - 1)) + 2 (n - N_j) / (n scale),  q / scale),   q bins, n records.
+
+    The bins' noises are independent, so the log density ratio is a sum over bins and its
+    supremum the sum of theirs (counts_query_bin_losses), in one direction at a time. `bins`:
+    the released bins audited (all by default). For d features, the query's loss is the max of
+    the two directions' sums over the features."""
+    removal, addition = counts_query_bin_losses(counts, removed, scale)
+    bins = slice(None) if bins is None else list(bins)
+    return float(max(removal[bins].sum(), addition[bins].sum()))
+
+
+def worst_counts_query_epsilon(bins, records, scale, features=1):
+    """The exact loss of `paper`'s bin counts query over every pair of neighbours with `records`
+    (n >= 2) in D and `bins` (q) bins in each of `features` (d) features: d max(q ln(n / (n - 1)) +
+    2 (n - 1) / (n scale), q / scale), a record alone in its bin of every feature (for q = 1 it
+    holds all n: d max(ln(n / (n - 1)), 1 / scale)). The Lemma claims d / scale."""
+    if bins == 1:
+        return features * exact_counts_query_epsilon((records,), 0, scale)
+    return features * exact_counts_query_epsilon((1, records - 1) + (0,) * (bins - 2), 0, scale)
+
+
 def exact_epsilon(mechanism, scale, bin_size):
     """The true privacy loss on `neighbours(bin_size)`: the claim, except for Eq. 7 where dividing
-    by the true count adds a Jacobian factor N / (N - 1) (docs/privacy_audit.md)."""
+    by the true count adds a Jacobian factor N / (N - 1) (docs/privacy_audit.md). For
+    `paper-counts`, `bin_size` is the feature's bin counts, and the loss that of its audited bins
+    (the first two) on count_neighbours."""
     if mechanism == "dirichlet":
         return np.nan  # not derived: the Beta draw's sigma differs between D and D'
+    if mechanism == "paper-counts":
+        bins = range(len(AUDITED[mechanism][1]))
+        return max(exact_counts_query_epsilon(bin_size, j, scale, bins) for j, c in enumerate(bin_size) if c)
     claimed = claimed_epsilon(mechanism, scale)
     if mechanism != "paper" or bin_size < 2 or scale == 0:
         return claimed
@@ -127,9 +227,12 @@ class _Draws:
         return self.generator.beta(a, b, (self.n,) + np.shape(a))
 
 
-def _release(mechanism, ids, wrong, scale, noise):
+def _release(mechanism, ids, wrong, scale, noise, n_bins=1):
     if mechanism == "paper":
         return mechanisms.Paper.at_scale(scale).release_errors(ids, 1, wrong, noise)
+    if mechanism == "paper-counts":
+        # Every bin is drawn, as the oracle does; the audited ones are kept.
+        return mechanisms.Paper.at_scale(scale).release_counts(ids, n_bins, noise)[..., : len(AUDITED[mechanism][1])]
     if mechanism == "counts-bins":
         return mechanisms.Counts.at_scale(scale).release_counts(ids, 1, noise)
     if mechanism == "counts-errors":
@@ -145,9 +248,10 @@ def _release(mechanism, ids, wrong, scale, noise):
 
 
 def sample(mechanism, dataset, scale, n, generator):
-    """n independent outputs of `mechanism` on `dataset` (a BinData), as an (n, values) array."""
+    """n independent outputs of `mechanism` on `dataset` (a BinData, or a FeatureData for
+    `paper-counts`), as an (n, values) array."""
     ids, wrong = dataset.records()
-    out = _release(mechanism, ids, wrong, scale, _Draws(generator, n))
+    out = _release(mechanism, ids, wrong, scale, _Draws(generator, n), dataset.n_bins)
     # Without noise (scale 0) the oracle returns its single exact answer.
     return np.broadcast_to(out, (n, len(AUDITED[mechanism][1])))
 
@@ -219,16 +323,22 @@ def _describe(event, names):
 
 def pairs_by_kind(mechanism, scale, bin_size):
     """The audited neighbour pairs, by kind: the record relation's for the Laplace releases, the
-    label relation's (dirichlet_pairs) for dirichlet."""
+    label relation's (dirichlet_pairs) for dirichlet; for `paper-counts`, `bin_size` is the
+    feature's bin counts (count_neighbours)."""
     if mechanism == "dirichlet":
         return dirichlet_pairs(scale, bin_size)
+    if mechanism == "paper-counts":
+        if len(bin_size) < len(AUDITED[mechanism][1]):
+            raise ValueError(f"paper-counts audits the first two bins of a feature, got bin counts {bin_size}")
+        return {"add/remove": count_neighbours(bin_size)}
     return {"add/remove": neighbours(bin_size)}
 
 
 def audit(mechanism, scale, bin_size, n_samples, seed, confidence=0.95, pairs=None):
     """Lower bound, holding with probability `confidence`, on the privacy loss of `mechanism` at
-    noise `scale` between one-bin data sets of `bin_size` records and their neighbours (`pairs`,
-    by default all of pairs_by_kind), at the mechanism's claimed delta.
+    noise `scale` between one-bin data sets of `bin_size` records (for `paper-counts`, a feature
+    with bin counts `bin_size`) and their neighbours (`pairs`, by default all of pairs_by_kind), at
+    the mechanism's claimed delta.
 
     n_samples outputs are drawn per data set; the first half selects the ordered pair and the
     event, the second bounds it. `confidence` is split between the bounds on p and on q."""
@@ -240,7 +350,7 @@ def audit(mechanism, scale, bin_size, n_samples, seed, confidence=0.95, pairs=No
         pairs = [pair for kind in pairs_by_kind(mechanism, scale, bin_size).values() for pair in kind]
     datasets = {data for pair in pairs for data in pair}
     draws = {
-        data: sample(mechanism, data, scale, n_samples, rng("dp-audit", mechanism, scale, data.size, data.errors, seed))
+        data: sample(mechanism, data, scale, n_samples, rng("dp-audit", mechanism, scale, *data.key, seed))
         for data in datasets
     }
 
@@ -283,7 +393,7 @@ def audit(mechanism, scale, bin_size, n_samples, seed, confidence=0.95, pairs=No
     }
 
 
-def audit_table(mechanisms=tuple(AUDITED), bin_sizes=(1, 2, 3, 5, 10, 50), scales=(1, 2, 5), n_samples=400_000, seed=0):
+def audit_table(mechanisms=ONE_BIN, bin_sizes=(1, 2, 3, 5, 10, 50), scales=(1, 2, 5), n_samples=400_000, seed=0):
     """One `audit` row per mechanism, bin size, scale and kind of neighbours (pairs_by_kind)."""
     return pd.DataFrame(
         [

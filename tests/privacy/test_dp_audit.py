@@ -127,3 +127,71 @@ def test_delta_claim_lowers_the_bound():
     plain = audit._log_ratio_bound(5000, 2000, 10_000, 0.025)[0]
     assert audit._log_ratio_bound(5000, 2000, 10_000, 0.025, 0.1)[0] < plain
     assert audit._log_ratio_bound(5000, 2000, 10_000, 0.025, 0.6)[0] == -np.inf
+
+
+def _cell_log_probs(count, n, scale, width):
+    """ln P[r in cell] of r = clip((count + Lap(scale)) / n, 0, 1), from the Laplace CDF alone: the
+    atom at 0, the cells [a, a + width) of (0, 1), the atom at 1."""
+    edges = np.linspace(0, 1, round(1 / width) + 1)
+    cdf = stats.laplace.cdf(edges * n - count, scale=scale)
+    return np.log(np.concatenate([[cdf[0]], np.diff(cdf), [1 - cdf[-1]]]))
+
+
+def _brute_force_counts_loss(counts, removed, scale, width):
+    """max over the product cells of the whole q-bin output of |ln P_D[cell] / P_D'[cell]|: a lower
+    bound on the exact loss that reaches it as the cells shrink."""
+    smaller = list(counts)
+    smaller[removed] -= 1
+    n = sum(counts)
+    ratios = [
+        _cell_log_probs(c, n, scale, width) - _cell_log_probs(s, n - 1, scale, width) for c, s in zip(counts, smaller)
+    ]
+    joint = sum(np.meshgrid(*ratios, indexing="ij", sparse=True))
+    return max(joint.max(), (-joint).max())
+
+
+@pytest.mark.parametrize(
+    "counts, scale, width",
+    [((1, 1), 1.0, 1e-3), ((1, 2), 2.0, 1e-3), ((3, 0), 0.5, 1e-3), ((1, 1, 1), 1.0, 1e-2), ((2, 1, 3), 1.5, 1e-2)],
+)
+def test_exact_counts_query_loss_matches_a_brute_force_maximisation(counts, scale, width):
+    for removed in (j for j, c in enumerate(counts) if c):
+        exact = audit.exact_counts_query_epsilon(counts, removed, scale)
+        brute = _brute_force_counts_loss(counts, removed, scale, width)
+        assert exact - 0.05 < brute <= exact + 1e-9
+
+
+def test_exact_counts_query_loss_known_values():
+    # (1, 1), lambda 1: removal peaks at r = (1/2, 1/2), 2 ln 2 + 2 (2 - 1) / 2; addition, 2/lambda.
+    assert audit.exact_counts_query_epsilon((1, 1), 0, 1.0) == pytest.approx(2 * math.log(2) + 1)
+    # (1, 1, 1), lambda 1: the atoms r_j = 0 and r_k = 1 (k != j) under D', q / lambda = 3.
+    assert audit.exact_counts_query_epsilon((1, 1, 1), 2, 1.0) == pytest.approx(3.0)
+    assert audit.exact_counts_query_epsilon((1, 1, 1), 2, 1.0, bins=(0, 1)) == pytest.approx(2.0)
+    # CTG at eps = 1: n' = 700, d = 21, q = 2, lambda = 63; the Lemma claims 21/63 = 1/3.
+    ctg = audit.worst_counts_query_epsilon(2, 700, 63.0, features=21)
+    assert ctg == pytest.approx(21 * (2 * math.log(700 / 699) + 2 * 699 / (700 * 63))) and ctg == pytest.approx(
+        0.7258, abs=1e-4
+    )
+    # One bin holds every record: max(ln(n / (n - 1)), 1 / lambda).
+    assert audit.worst_counts_query_epsilon(1, 10, 2.0) == pytest.approx(0.5)
+    assert audit.exact_epsilon("paper-counts", 1.0, (1, 1, 1)) == pytest.approx(2.0)
+    with pytest.raises(ValueError):
+        audit.exact_counts_query_epsilon((1, 0), 1, 1.0)
+
+
+def test_paper_counts_sample_is_the_oracle_answer_on_its_first_two_bins():
+    data = audit.FeatureData((1, 2, 0))
+    ids, _ = data.records()
+    drawn = audit.sample("paper-counts", data, 2.0, 5, np.random.default_rng(0))
+    g = np.random.default_rng(0)
+    assert np.allclose(drawn, [mechanisms.Paper.at_scale(2.0).release_counts(ids, 3, g)[:2] for _ in range(5)])
+
+
+@pytest.mark.parametrize("counts, scale", [((1, 1), 1.0), ((1, 1, 1), 2.0)])
+def test_paper_counts_query_exceeds_the_lemmas_claim(counts, scale):
+    """Removing one record changes the divisor n of every bin: the atoms {r_j = 0, r_k = 1} are
+    e^(1/lambda) more likely per bin under D' than under D, so two bins alone reach 2/lambda."""
+    result = audit.audit("paper-counts", scale, counts, SAMPLES, seed=0)
+    claimed = audit.claimed_epsilon("paper-counts", scale)
+    assert result["eps_lower"] > 1.5 * claimed
+    assert result["eps_lower"] <= result["exact_eps"]

@@ -235,6 +235,7 @@ def test_markdown_and_write_all(tmp_path):
                 "mechanism": "paper",
                 "sensitivity": 2,
                 "scale": 2.0,
+                "noise_key": "public demo secret",
                 "eps_spent": 1.0,
                 "delta_spent": 0.0,
                 "eps_total": 1.0,
@@ -243,6 +244,7 @@ def test_markdown_and_write_all(tmp_path):
         ]
     )
     reproduction.write_all(acc, ref, book, config, out, pd.read_csv(PAPER / "table2.csv"))
+    assert "1 of the 1 releases' noise was keyed by the public demo secret" in out["table2_md"].read_text()
     md = out["fidelity_md"].read_text()
     assert "| Dataset | Method | Paper | Ours (runs) | Ours - paper | Within paper std |" in md
     assert "| A | C | 76.8 ± 4.6 | 80.2 ± 0.2 (3) | 3.4 | yes |" in md
