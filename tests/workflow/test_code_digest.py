@@ -62,18 +62,24 @@ def test_an_edit_changes_the_digest_of_exactly_the_scripts_that_run_it(project):
         "train_dpmerf",
         "calibrate_reference",
     }
+    # h* is scored by _accuracy, the compared methods by _scores (accuracy and predicted-positive share)
     assert changed_by(
         project,
         "steps/evaluator.py",
         "def _accuracy(model, data):\n    return",
         "def _accuracy(model, data):\n    return 1 -",
-    ) == {"evaluate_hypotheses", "reference_models", "evaluate_rival", "calibrate_reference"}
-    # settings: format_eps is used by the tables only (the ambiguity report's too), n_val by the split, Table 1
-    # and the identification
+    ) == {"reference_models", "calibrate_reference"}
+    assert changed_by(project, "steps/evaluator.py", "predicted.mean(axis=1)}", "1 - predicted.mean(axis=1)}") == {
+        "evaluate_hypotheses",
+        "evaluate_rival",
+    }
+    # settings: format_eps is used by the tables only (the ambiguity report's and the tuning's too), n_val by the
+    # split, Table 1 and the identification
     assert changed_by(project, "settings.py", "str(int(eps))", "str(round(eps))") == {
         "aggregate_results",
         "compare_methods",
         "report_ambiguity",
+        "select_settings",
     }
     assert changed_by(project, "settings.py", "round(n_target * val_fraction)", "int(n_target * val_fraction)") == {
         "split_target",
@@ -98,6 +104,7 @@ def test_what_an_imported_module_runs_counts_though_the_script_uses_none_of_its_
         "compare_methods",
         "select_readings",
         "report_ambiguity",
+        "select_settings",
         "make_bins",
         "feature_maps",
         "reweight_source",
@@ -106,15 +113,18 @@ def test_what_an_imported_module_runs_counts_though_the_script_uses_none_of_its_
         "train_hypothesis",
         "train_llp",
         "train_dpmerf",
+        "dpmerf_samples",
         "train_aim",
     }
-    # training is imported inside steps.blocks.train_networks, so by the processes that train only
+    # training is imported inside the steps that train (steps.blocks.train_networks, DP-MERF's
+    # generator), so by the processes that train only
     assert changed_by(project, "method/training.py", "\nALIGN", f"\n{statement}\nALIGN") == {
         "train_hypothesis",
         "reference_models",
         "train_llp",
         "train_aim",
         "train_dpmerf",
+        "dpmerf_samples",
         "calibrate_reference",
     }
 
@@ -125,7 +135,7 @@ def test_decorators_and_classes_count_where_their_module_is_imported(project):
     every = set(digests(project))
     assert changed_by(
         project, "steps/blocks.py", "    @functools.wraps(step)", "    step.timed = True\n    @functools.wraps(step)"
-    ) == every - {"aggregate_results", "compare_methods", "select_readings", "report_ambiguity"}
+    ) == every - {"aggregate_results", "compare_methods", "select_readings", "report_ambiguity", "select_settings"}
     # a class registered by a decorator and reached through the registry, not by its name
     (project / "expril/plugins.py").write_text(
         "REGISTRY = {}\n\n\ndef register(cls):\n    REGISTRY[cls.__name__] = cls\n    return cls\n\n\n"
