@@ -1,5 +1,6 @@
 # Configuration checks, path helpers and wildcard constraints shared by every stage.
 import hashlib
+import math
 import os
 import re
 from pathlib import Path

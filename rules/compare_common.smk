@@ -133,5 +133,7 @@ def calibration_runs():
                 )
                 if (family != "mmd" or importance_sampling(r["dataset"]))
                 and settings.format_eps(r["eps"]) in calibrated
+                # Without noise the bins do not follow the snr rule: those runs repeat as configured.
+                and not (math.isinf(r["eps"]) and s.get("snr", grids.CONFIGURED) != grids.CONFIGURED)
             ]
     return runs
