@@ -173,7 +173,9 @@ def counts_file(wildcards):
 def embedding_file(wildcards):
     """Pb. 1's query by MMD, in the feature map of its setting's bandwidth."""
     scale = upstream(wildcards, "mmd", ["bandwidth"])
-    return f"{R}/oracle/{block_dir(wildcards)}/eps{wildcards.eps}-mmd{scale}/embedding.npz"
+    return (
+        f"{R}/oracle/{block_dir(wildcards)}/eps{wildcards.eps}-mmd{scale}/embedding.npz"
+    )
 
 
 def previous_ledger(wildcards):

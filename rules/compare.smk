@@ -169,7 +169,10 @@ rule compare_methods:
         datasets=config["datasets"],
         # Read where they exist, not inputs: a rerun of aim_release appends to them.
         aim_histories=[
-            aim_history(d, b) for d in config["datasets"] for b in BLOCKS if "aim" in RIVALS
+            aim_history(d, b)
+            for d in config["datasets"]
+            for b in BLOCKS
+            if "aim" in RIVALS
         ],
         iterations=T,
     script:

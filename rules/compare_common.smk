@@ -59,7 +59,8 @@ CHOICE = (
 
 def method_files(method, dataset, eps, block, suffix):
     """One method's evaluation file and ledger (the run's account) in one block, under the
-    setting `suffix` of its family. Without an IS step, ExPriL by MMD is plain ExPriL."""
+    setting `suffix` of its family. Without an IS step, ExPriL by MMD is plain ExPriL.
+    """
     if method in ("C-mmd", "I-mmd") and not importance_sampling(dataset):
         method = EXPRIL[method]
     family, base = grids.FAMILY[method], f"{dataset}/{block}/eps{eps}"
@@ -117,7 +118,8 @@ REPORTED = compared_runs(
 
 def calibration_runs():
     """Every setting of every compared method's grid on the calibration seeds (config/tuning.yaml):
-    ExPriL by MMD on the datasets with an IS step only (elsewhere it is plain ExPriL)."""
+    ExPriL by MMD on the datasets with an IS step only (elsewhere it is plain ExPriL).
+    """
     c = GRID["calibration"]
     block = f"{c['first_seed']}-{c['first_seed'] + c['runs'] - 1}"
     calibrated = [settings.format_eps(e) for e in c["epsilons"]]
@@ -134,6 +136,9 @@ def calibration_runs():
                 if (family != "mmd" or importance_sampling(r["dataset"]))
                 and settings.format_eps(r["eps"]) in calibrated
                 # Without noise the bins do not follow the snr rule: those runs repeat as configured.
-                and not (math.isinf(r["eps"]) and s.get("snr", grids.CONFIGURED) != grids.CONFIGURED)
+                and not (
+                    math.isinf(r["eps"])
+                    and s.get("snr", grids.CONFIGURED) != grids.CONFIGURED
+                )
             ]
     return runs

@@ -70,10 +70,15 @@ def dpmerf_generator(wildcards):
 def feature_map_file(wildcards, family):
     """The random feature map a setting of `family` (mmd or dpmerf) uses: its D and bandwidth."""
     if family == "dpmerf":
-        features, scale = dpmerf_generator(wildcards)["random_features"], grids.CONFIGURED
+        features, scale = (
+            dpmerf_generator(wildcards)["random_features"],
+            grids.CONFIGURED,
+        )
     else:
         features = config["comparison"]["random_features"]
         scale = setting(wildcards, family)["bandwidth"]
-    suffix = "" if features == config["comparison"]["random_features"] else f"~D={features}"
+    suffix = (
+        "" if features == config["comparison"]["random_features"] else f"~D={features}"
+    )
     suffix += "" if scale == grids.CONFIGURED else f"~bandwidth={scale}"
     return f"{R}/learner/{wildcards.dataset}/{wildcards.seeds}/feature_map{suffix}.npz"
