@@ -91,7 +91,8 @@ def machine():
 
 def job_times(results):
     """Per job: rule, dataset, eps (None where the job has none), wall seconds and peak RSS
-    (Snakemake's benchmark files) and the step's own seconds (logged by expril.steps.timed)."""
+    (Snakemake's benchmark files), the step's own seconds (logged by expril.steps.blocks.timed)
+    and the job's benchmark path below the rule's folder."""
     rows = []
     for tsv in (ROOT / results / "benchmarks").rglob("*.tsv"):
         rule, *parts = tsv.relative_to(ROOT / results / "benchmarks").with_suffix("").parts
@@ -107,6 +108,7 @@ def job_times(results):
                 "wall": bench["s"],
                 "max_rss_mb": bench["max_rss"],
                 "step": float(step[-1]) if step else 0.0,
+                "path": "/" + "/".join(parts),
             }
         )
     return pd.DataFrame(rows)

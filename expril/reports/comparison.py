@@ -441,14 +441,15 @@ def cd_figure(ranking, ranks, path_pdf, path_png):
     """One critical-difference diagram per eps (Demšar 2006, Fig. 1)."""
     import matplotlib.pyplot as plt
 
-    panels = [r for r in ranking.itertuples()]
-    fig, axes = plt.subplots(len(panels) or 1, 1, squeeze=False, figsize=(8, 2.2 * max(1, len(panels))))
+    panels = list(ranking.itertuples())
+    fig, axes = plt.subplots(len(panels) or 1, 1, squeeze=False, figsize=(10, 2.4 * max(1, len(panels))))
     for ax, r in zip(axes.flat, panels):
         named = ranks[r.eps].rename(index=NAMES)
         statistics.cd_diagram(
             ax, named, r.cd, f"ε = {_eps_text(r.eps)}: Friedman p = {r.p_F:.2g}, {r.datasets} datasets"
         )
-    fig.tight_layout()
+    # The method names sit beside the axes, outside them.
+    fig.subplots_adjust(left=0.25, right=0.75, top=0.8, bottom=0.05, hspace=1.0)
     reproduction.save_figure(fig, path_pdf, path_png)
 
 

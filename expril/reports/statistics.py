@@ -84,20 +84,20 @@ def cd_diagram(ax, ranks, cd, title):
     ax.set_yticks([])
     half = (len(ordered) + 1) // 2
     for i, (name, rank) in enumerate(ordered.items()):
-        left = i < half
-        y = 0.85 - 0.12 * (i if left else len(ordered) - 1 - i)
-        end = k + 0.3 if not left else 0.7
+        best = i < half  # the better half on the right (rank 1), the other on the left
+        y = 0.7 - 0.12 * (i if best else len(ordered) - 1 - i)
+        end = 1 - 0.3 if best else k + 0.3
         ax.plot([rank, rank, end], [1, y, y], color="black", linewidth=0.8, clip_on=False)
         ax.text(
             end,
             y,
-            f" {name} ({rank:.2f}) " if left else f" ({rank:.2f}) {name} ",
-            ha="right" if left else "left",
+            f" {name} ({rank:.2f})" if best else f"({rank:.2f}) {name} ",
+            ha="left" if best else "right",
             va="center",
             fontsize=8,
         )
     for level, group in enumerate(cliques(ranks, cd)):
-        y = 0.95 - 0.04 * level
+        y = 0.95 - 0.05 * level
         ax.plot([ordered[group[0]], ordered[group[-1]]], [y, y], color="black", linewidth=2.5)
     ax.plot([1, 1 + cd], [0.05, 0.05], color="black", linewidth=1)
     ax.text(1 + cd / 2, 0.09, f"CD = {cd:.2f}", ha="center", fontsize=8)

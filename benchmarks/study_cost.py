@@ -1,0 +1,164 @@
+"""The cost model of the tuned comparison study (issue #25): each method's measured cost per run and
+eps at seed blocks of 3 and 20, split into start-up and step, and the projected cost of the whole
+study, calibration (`snakemake tune`) and reported runs (`snakemake compare`), on this machine.
+
+    .venv/bin/python -m benchmarks.study_cost [--measured results/extended] [--cores 2]
+
+Measured: the job benchmarks and logs of a results folder (Snakemake's benchmark file gives a job's
+wall time, expril.steps.blocks.timed logs its step's own time): per rule and dataset, a job's
+start-up (wall less step: the process's start and imports) and its step time per run of its seed
+block, medians over the jobs measured. Planned: the jobs Snakemake would run for `tune` and
+`compare` from scratch (--dry-run --forceall), each costed at its rule's start-up plus its block's
+runs times its step per run (the rule's median over the measured datasets where its dataset was
+not measured; nothing for a rule never measured, which the output lists). Wall time on `cores`
+cores assumes the jobs fill them (the reported study's jobs are few and long, the calibration's
+many and short).
+"""
+
+import argparse
+import re
+import subprocess
+import sys
+
+import pandas as pd
+
+from benchmarks.pipeline import ROOT, job_times
+
+# Each compared method's rules (C and I share ExPriL's chain; by MMD, its eps<e>-mmd runs).
+METHOD_RULES = {
+    "ExPriL (C and I)": [
+        "make_bins",
+        "oracle_marginals",
+        "reweight_source",
+        "oracle_errors",
+        "estimate_labels",
+        "train_hypothesis",
+        "evaluate_hypotheses",
+    ],
+    "LLP": ["llp_bins", "oracle_proportions", "train_llp"],
+    "DP-SGD": ["train_dpsgd"],
+    "AIM": ["aim_release", "train_aim"],
+    "DP-MERF": ["dpmerf_release", "dpmerf_samples", "train_dpmerf"],
+}
+MMD = "ExPriL by MMD (C and I)"
+BLOCK = re.compile(r"/(\d+)-(\d+)[/.]")
+
+
+def method_of(rule, path):
+    if "-mmd" in path or rule == "oracle_embedding":
+        return MMD
+    if rule == "evaluate_rival":
+        name = re.search(r"/eps[^/]+/(\w+)", path)[1]
+        return {"llp": "LLP", "dpsgd": "DP-SGD", "aim": "AIM", "dpmerf": "DP-MERF"}[name]
+    return next((m for m, rules in METHOD_RULES.items() if rule in rules), "shared")
+
+
+def measured(results):
+    """Per job of a results folder: rule, method, dataset, runs in its block, start-up, step per run."""
+    jobs = job_times(results)
+    jobs["runs"] = [int(m[2]) - int(m[1]) + 1 if (m := BLOCK.search(p)) else 1 for p in jobs.path]
+    jobs["method"] = [method_of(r, p) for r, p in zip(jobs.rule, jobs.path)]
+    jobs["startup"] = (jobs.wall - jobs.step).clip(lower=0)
+    jobs["step_per_run"] = jobs.step / jobs.runs
+    return jobs
+
+
+def planned(target, configfiles, config=()):
+    """The jobs of `snakemake --dry-run --forceall target`: rule, method, dataset, runs."""
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "--dry-run",
+            "--forceall",
+            target,
+            "--configfile",
+            *configfiles,
+            *(["--config", *config] if config else []),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    rows = []
+    for rule, output in re.findall(r"^\s*(?:local)?rule (\w+):\n(?:.*\n)*?\s+output: (.*)$", out, re.M):
+        m = BLOCK.search("/" + output)
+        dataset = re.search(r"/(?:data|curator|learner|oracle|eval|reference)/([^/]+)/", output)
+        rows.append(
+            {
+                "rule": rule,
+                "method": method_of(rule, output),
+                "dataset": dataset[1] if dataset else None,
+                "runs": int(m[2]) - int(m[1]) + 1 if m else 1,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def costed(plan, jobs):
+    """Each planned job's projected seconds (start-up, step) from the measured jobs."""
+    per_dataset = jobs.groupby(["rule", "dataset"])[["startup", "step_per_run"]].median()
+    per_rule = jobs.groupby("rule")[["startup", "step_per_run"]].median()
+    rows = []
+    for job in plan.itertuples():
+        if (job.rule, job.dataset) in per_dataset.index:
+            cost = per_dataset.loc[(job.rule, job.dataset)]
+        elif job.rule in per_rule.index:
+            cost = per_rule.loc[job.rule]
+        else:
+            rows.append((float("nan"), float("nan")))
+            continue
+        rows.append((cost.startup, cost.step_per_run * job.runs))
+    return plan.assign(startup=[r[0] for r in rows], step=[r[1] for r in rows])
+
+
+def per_run_table(jobs):
+    """Per method: seconds per run, eps and setting at blocks of 3 and 20, start-up + step: its
+    jobs' start-up and step per run summed, over its evaluations (one per dataset, eps, setting
+    and block), start-up shared by the block's runs."""
+    lines = ["| method | evaluated | block of 3: start-up + step (s) | block of 20 |", "|---|---|---|---|"]
+    for method, part in jobs[jobs.method != "shared"].groupby("method"):
+        units = part.rule.isin(["evaluate_hypotheses", "evaluate_rival"]).sum()
+        if not units:
+            continue
+        cells = [
+            f"{part.startup.sum() / units / b:.2f} + {part.step_per_run.sum() / units:.2f} = "
+            f"{part.startup.sum() / units / b + part.step_per_run.sum() / units:.2f}"
+            for b in (3, 20)
+        ]
+        lines.append(f"| {method} | {units} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--measured", default="results/extended", help="results folder whose jobs are measured")
+    parser.add_argument("--cores", type=int, default=2)
+    args = parser.parse_args()
+    jobs = measured(args.measured)
+    print(f"Measured: {len(jobs)} jobs of {args.measured} ({jobs.wall.sum() / 3600:.2f} job-hours).\n")
+    print("\n".join(per_run_table(jobs)))
+    configfiles = ["config/extended.yaml"]
+    for name, target in (("calibration", "tune"), ("reported runs", "compare")):
+        plan = costed(planned(target, configfiles), jobs)
+        missing = sorted(set(plan.rule[plan.startup.isna()]))
+        print(f"\n{name} (`snakemake {target}`): {len(plan)} jobs")
+        print("| method | jobs | start-up (h) | step (h) | job-hours |\n|---|---|---|---|---|")
+        for method, part in plan.groupby("method"):
+            print(
+                f"| {method} | {len(part)} | {part.startup.sum() / 3600:.2f} | {part.step.sum() / 3600:.2f} | "
+                f"{(part.startup.sum() + part.step.sum()) / 3600:.2f} |"
+            )
+        total = (plan.startup.sum() + plan.step.sum()) / 3600
+        print(
+            f"| all | {len(plan)} | {plan.startup.sum() / 3600:.2f} | {plan.step.sum() / 3600:.2f} | "
+            f"{total:.2f} |\n\nprojected: {total:.1f} job-hours, {total / args.cores:.1f} h wall on {args.cores} "
+            f"cores; start-up {plan.startup.sum() / (plan.startup.sum() + plan.step.sum()):.0%} of job time"
+            + (f"; not measured: {', '.join(missing)}" if missing else "")
+        )
+
+
+if __name__ == "__main__":
+    main()
