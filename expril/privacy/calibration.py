@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 from scipy import special
 
+from expril.workflow import cache
+
 
 def laplace_scale(features, iterations, eps):
     """Laplace scale lambda = d (T+1) / eps (Eq. 14); 0 means no noise (eps = inf). It also sets
@@ -107,6 +109,7 @@ def _opacus_rdp():
     return module
 
 
+@functools.cache
 def dpsgd_epsilon(noise_multiplier, sample_rate, steps, delta):
     """The eps Opacus's RDP accountant (RDPAccountant.get_epsilon) gives `steps` of DP-SGD at this
     noise multiplier and sample rate, at `delta`, over DPSGD_ALPHAS."""
@@ -117,7 +120,14 @@ def dpsgd_epsilon(noise_multiplier, sample_rate, steps, delta):
 
 def dpsgd_noise_multiplier(eps, delta, sample_rate, steps, max_sigma=1e6):
     """The noise multiplier Opacus's get_noise_multiplier finds (opacus/accountants/utils.py, the
-    same search on the same accountant), to 1 % of eps below it."""
+    same search on the same accountant), to 1 % of eps below it. The search costs up to 30 s at
+    large sampling rates (the RDP of Opacus's fractional orders is a series), so its result,
+    which depends on these public parameters alone, is kept in expril's disk cache."""
+    key = (eps, delta, sample_rate, steps, max_sigma, DPSGD_ALPHAS)
+    return cache.cached_float("dpsgd_sigma", key, lambda: _search_noise_multiplier(*key[:5]))
+
+
+def _search_noise_multiplier(eps, delta, sample_rate, steps, max_sigma):
     sigma_low, sigma_high, eps_high = 0.0, 10.0, math.inf
     while eps_high > eps:
         sigma_high *= 2

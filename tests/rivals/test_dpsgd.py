@@ -448,3 +448,32 @@ def test_the_network_is_initialised_as_the_batched_training_does():
     untrained = _train(x, y, hidden=(16,), seeds=(42,), epochs=0)
     for key in ("W0", "b0", "W1", "b1"):
         np.testing.assert_allclose(batched[key], untrained[key], atol=1e-7)
+
+
+def test_the_noise_multiplier_is_kept_in_the_cache_and_read_back_to_the_bit(tmp_path, monkeypatch):
+    """The search's result is written once to EXPRIL_CACHE_DIR and read back by the next job, the
+    same float; an empty EXPRIL_CACHE_DIR turns the cache off."""
+    monkeypatch.setenv("EXPRIL_CACHE_DIR", str(tmp_path))
+    first = calibration.dpsgd_noise_multiplier(2.0, 1e-5, 0.05, 40)
+    assert len(list((tmp_path / "dpsgd_sigma").iterdir())) == 1
+
+    def refuse(*args):
+        raise AssertionError("searched again")
+
+    monkeypatch.setattr(calibration, "_search_noise_multiplier", refuse)
+    assert (
+        calibration.dpsgd_noise_multiplier(2.0, 1e-5, 0.05, 40)
+        == first
+        == get_noise_multiplier(
+            target_epsilon=2.0,
+            target_delta=1e-5,
+            sample_rate=0.05,
+            steps=40,
+            accountant="rdp",
+            epsilon_tolerance=0.02,
+            alphas=calibration.DPSGD_ALPHAS,
+        )
+    )
+    monkeypatch.setenv("EXPRIL_CACHE_DIR", "")
+    with pytest.raises(AssertionError, match="searched again"):
+        calibration.dpsgd_noise_multiplier(2.0, 1e-5, 0.05, 40)
