@@ -1,5 +1,6 @@
-"""The comparison as a user runs it (`snakemake compare`, rules/compare.smk): the extended study's
-plan, its taint audit, and the smoke version end to end with cached partial reruns."""
+"""The comparison as a user runs it (`snakemake tune`, then `snakemake compare`, rules/compare.smk):
+the extended study's plan, its taint audit, and the smoke version end to end, tuned and as
+configured, with cached partial reruns."""
 
 import re
 
@@ -23,23 +24,44 @@ RIVAL_RULES = {
     "aim_release",
     "train_aim",
     "dpmerf_release",
+    "dpmerf_samples",
     "train_dpmerf",
     "feature_maps",
     "oracle_embedding",
 }
+# Without a choice file the comparison runs as configured only.
+UNTUNED = ["--config", 'comparison={"choice": "no/choice.yaml"}']
 
 
 @pytest.mark.slow
 def test_the_extended_study_plans_every_method_dataset_and_eps():
     config = yaml.safe_load((ROOT / "config/extended.yaml").read_text())
-    assert config["epsilons"] == [0.1, 0.3, 1, 3, 10, "inf"]
-    n = counts(plan("compare", *EXTENDED))
+    assert config["epsilons"] == [0.1, 0.3, 1, 3, 10, "inf"] and config["runs"] == config["seed_block"] == 20
+    n = counts(plan("compare", *EXTENDED, *UNTUNED))
     cells, mmd = 7 * 6, 4 * 6  # datasets x eps, one seed block; ExPriL by MMD on the 4 with an IS step
     assert n["llp_bins"] == n["oracle_proportions"] == n["train_llp"] == n["train_dpsgd"] == cells
-    assert n["aim_release"] == n["train_aim"] == n["dpmerf_release"] == n["train_dpmerf"] == cells
+    assert (
+        n["aim_release"] == n["train_aim"] == n["dpmerf_release"] == n["dpmerf_samples"] == n["train_dpmerf"] == cells
+    )
     assert n["feature_maps"] == 7 and n["oracle_embedding"] == mmd and n["oracle_marginals"] == cells
     assert n["evaluate_rival"] == 4 * cells and n["evaluate_hypotheses"] == cells + mmd
     assert n["train_hypothesis"] == 3 * (cells + mmd) and n["compare_methods"] == 1 and "aggregate_results" not in n
+
+
+@pytest.mark.slow
+def test_the_tuned_study_runs_every_chosen_setting():
+    """With the committed choice, the comparison evaluates each method's chosen setting at every
+    dataset and eps, beside its as-configured runs."""
+    choice = yaml.safe_load((ROOT / "data/tuning/choice.yaml").read_text())
+    outputs = {f for job in plan("compare", *EXTENDED) for f in job["output"]}
+    for method, datasets in choice.items():
+        for dataset, chosen in datasets.items():
+            for eps, setting in chosen.items():
+                if method in ("C", "I", "C-mmd", "I-mmd"):
+                    weighting = "-mmd" if method.endswith("mmd") else ""
+                    assert f"results/extended/eval/{dataset}/0-19/eps{eps}{weighting}{setting}/accuracy.csv" in outputs
+                else:
+                    assert f"results/extended/eval/{dataset}/0-19/eps{eps}/{method}{setting}.csv" in outputs
 
 
 @pytest.mark.slow
@@ -69,6 +91,7 @@ def test_the_comparison_passes_the_taint_audit_with_its_releases(monkeypatch):
         "train_llp",
         "feature_maps",
         "train_aim",
+        "dpmerf_samples",
         "train_dpmerf",
     }
     assert {job.rule for job in p.jobs if set(job.output) & set(tainted)} >= {"evaluate_rival", "compare_methods"}
@@ -81,16 +104,23 @@ def test_a_compared_variant_that_is_not_run_is_refused(tmp_path):
     assert result.returncode != 0 and "methods lists C-ExPriL" in result.stdout + result.stderr
 
 
+def _choice(results):
+    return ["--config", f"results={results}", f'comparison={{"choice": "{results}/tune/choice.yaml"}}']
+
+
 @pytest.fixture(scope="session")
 def extended_smoke(tmp_path_factory):
+    """The smoke study as a user runs it: the calibration on the smoke grids, then the comparison,
+    tuned and as configured."""
     results = tmp_path_factory.mktemp("extended_smoke")
-    snakemake("compare", "--cores", "2", *SMOKE, "--config", f"results={results}")
+    snakemake("tune", "--cores", "2", *SMOKE, *_choice(results))
+    snakemake("compare", "--cores", "2", *SMOKE, *_choice(results))
     return results
 
 
 def pending(results, tmp_path, change):
     (tmp_path / "change.yaml").write_text(yaml.safe_dump(change))
-    out = snakemake("--dry-run", "compare", *SMOKE, str(tmp_path / "change.yaml"), "--config", f"results={results}")
+    out = snakemake("--dry-run", "compare", *SMOKE, str(tmp_path / "change.yaml"), *_choice(results))
     return [job for job in dry_run_jobs(out.stdout) if job["rule"] != "compare"]
 
 
@@ -101,47 +131,75 @@ def test_the_smoke_comparison_writes_every_output(extended_smoke):
         "comparison.md",
         "comparison_runs.csv",
         "comparison_tests.csv",
+        "comparison_ranks.csv",
         "privacy_utility.pdf",
         "privacy_utility.png",
+        "critical_difference.png",
+        "tune/calibration.csv",
+        "tune/choice.yaml",
+        "tune/tuning.md",
     ]:
         assert (extended_smoke / name).stat().st_size > 0, name
     table = pd.read_csv(extended_smoke / "comparison.csv")
     assert list(table.columns) == comparison.TABLE_COLUMNS and set(table.n_runs) == {2}
     methods = table[~table.method.isin(comparison.REFERENCES)]
-    assert len(methods) == 3 * 8 * 2  # datasets x methods x eps
+    assert len(methods) == 3 * 8 * 2 * 2  # datasets x methods x eps x (tuned, as configured)
     assert (methods.eps_spent <= methods.eps).all() and set(methods.neighbours) == {"add/remove one record"}
     assert set(methods[methods.method == "dpsgd"].delta) == {1e-5, 0.0}  # delta at eps = 1, none at inf
     assert set(methods[methods.method == "aim"].delta) == {0.0}  # pure DP
     assert set(methods[methods.method == "aim"].mechanisms) == {"aim"}
     assert set(methods[methods.method == "dpmerf"].delta) == {1e-5, 0.0}
     # By MMD, the embedding spends delta where there is an IS step (C, CTG-B), at eps = 1.
-    mmd = methods[(methods.method == "C-mmd") & (methods.eps == 1)].set_index("dataset")
+    mmd = methods[(methods.method == "C-mmd") & (methods.eps == 1) & (methods.column == "tuned")].set_index("dataset")
     assert mmd.delta.to_dict() == {"A": 0.0, "C": 1e-5, "CTG-B": 1e-5}
     assert table["mean"].between(0, 100).all()
+    # The tuned column runs the chosen settings; as configured, every method's first.
+    choice = yaml.safe_load((extended_smoke / "tune/choice.yaml").read_text())
+    tuned = methods[methods.column == "tuned"].set_index(["method", "dataset", "eps"]).setting
+    assert tuned[("dpsgd", "C", 1.0)] == (choice["dpsgd"]["C"]["1"] or "configured")
+    assert set(methods[methods.column == "as configured"].setting) == {"configured"}
+    calibration = pd.read_csv(extended_smoke / "tune/calibration.csv")
+    assert calibration.seed.min() >= 10000 and set(calibration.eps) == {1.0, float("inf")}
     tests = pd.read_csv(extended_smoke / "comparison_tests.csv")
-    assert len(tests) == 3 * 7 * 2 and (tests.n_pairs == 2).all()
+    assert 0 < len(tests) <= 3 * 7 * 2 and (tests.n_pairs == 2).all() and (tests.p_holm >= tests.p_value).all()
 
 
 @pytest.mark.slow
 def test_the_smoke_comparison_reruns_only_what_a_change_needs(extended_smoke, tmp_path):
     assert pending(extended_smoke, tmp_path, {}) == []
-    # A new eps: every method's jobs at that eps, then the comparison.
+    # A new eps: every method's jobs at that eps, then the comparison (its settings: the nearest
+    # calibrated eps's).
     jobs = pending(extended_smoke, tmp_path, {"epsilons": [1, "inf", 3]})
-    assert {job["rule"] for job in jobs} >= RIVAL_RULES - {"feature_maps"}  # its map serves every eps
-    assert all(re.search("/eps3(-mmd)?/", f) for job in jobs if job["rule"] != "compare_methods" for f in job["output"])
-    # A method dropped (or added back): the comparison only; DP-SGD's epochs: DP-SGD's jobs only.
+    assert {job["rule"] for job in jobs} >= RIVAL_RULES - {"feature_maps"}
+    assert all(
+        re.search("/eps3(-mmd)?[~/]", f)
+        for job in jobs
+        if job["rule"] not in ("compare_methods", "feature_maps")
+        for f in job["output"]
+    )
+    # A method dropped (or added back): the comparison only.
     assert counts(pending(extended_smoke, tmp_path, {"comparison": {"methods": ["C", "llp"]}})) == {
         "compare_methods": 1
     }
+    # DP-SGD's configured epochs: the DP-SGD runs of the settings that keep them (as configured,
+    # and chosen settings without a recipe of their own), and their evaluations.
+    choice = yaml.safe_load((extended_smoke / "tune/choice.yaml").read_text())["dpsgd"]
+    kept = {(d, e, s) for d, chosen in choice.items() for e, s in chosen.items() if "recipe" not in s}
+    kept |= {(d, e, "") for d in choice for e in ("1", "inf")}
     assert counts(pending(extended_smoke, tmp_path, {"comparison": {"dpsgd": {"epochs": 6}}})) == {
-        "train_dpsgd": 6,
-        "evaluate_rival": 6,
+        "train_dpsgd": len(kept),
+        "evaluate_rival": len(kept),
         "compare_methods": 1,
     }
-    # MST in AIM's place: AIM's jobs only.
+    # MST in AIM's place: AIM's release, and every AIM network trained on it.
+    trained = {
+        (d, e, s)
+        for d, chosen in yaml.safe_load((extended_smoke / "tune/choice.yaml").read_text())["aim"].items()
+        for e, s in chosen.items()
+    } | {(d, e, "") for d in ("A", "C", "CTG-B") for e in ("1", "inf")}
     assert counts(pending(extended_smoke, tmp_path, {"comparison": {"aim": {"algorithm": "mst"}}})) == {
         "aim_release": 6,
-        "train_aim": 6,
-        "evaluate_rival": 6,
+        "train_aim": len(trained),
+        "evaluate_rival": len(trained),
         "compare_methods": 1,
     }
