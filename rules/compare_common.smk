@@ -110,9 +110,9 @@ def tuned(method, dataset, eps):
     return CHOICE[method][dataset][eps]
 
 
+COLUMNS = {"as configured": lambda m, d, e: ""} | ({"tuned": tuned} if CHOICE else {})
 REPORTED = compared_runs(
-    BLOCKS,
-    {"as configured": lambda m, d, e: ""} | ({"tuned": tuned} if CHOICE else {}),
+    BLOCKS, {c: COLUMNS[c] for c in COMPARISON["columns"] if c in COLUMNS}
 )
 
 
