@@ -80,30 +80,25 @@ def timed(run, *args):
 
 
 def _pair(values, unit):
-    return f"{values[0]:6.2f}{unit} ({values[1]:5.2f}{unit})"
+    return f"{values[0]:.2f}{unit} ({values[1]:.2f}{unit})"
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--opacus", type=int, default=4, help="networks trained through Opacus (timed, extrapolated)")
-    parser.add_argument("--profile", action="store_true", help="the batched trainer's top ops per case")
-    args = parser.parse_args()
-    k = args.opacus
+def report(k=4, profile=False):
+    """The comparison as Markdown lines, one table row per case (printed as it is measured)."""
     warnings.filterwarnings("ignore")  # Opacus's warnings on secure mode and the optimiser
     torch.set_num_threads(1)
     x, y, x_test, y_test = data()
-    print(
-        f"{NETWORKS} networks, n = {N}, d = {D}, {EPOCHS} epochs, Adam lr {LR}, eps {EPS}, delta {DELTA}, C {CLIP}, "
-        f"one thread; Opacus trains {k} networks; load average {os.getloadavg()[0]:.1f}"
+    yield (
+        f"{NETWORKS} networks, n = {N}, d = {D}, {EPOCHS} epochs, Adam lr {LR}, ε {EPS}, δ {DELTA}, C {CLIP}, one "
+        f"thread; Opacus trains {k} networks, its time per network × 20 is its block's; times: wall (CPU); "
+        f"accuracies on fresh test records: mean over the first {k} networks (Opacus, batched) and over all 20; "
+        f"load average {os.getloadavg()[0]:.1f} at the start.\n"
     )
-    print(
-        "times: wall (CPU); Opacus x20: its time per network x 20; accuracies: mean over the first "
-        f"{k} networks (Opacus, batched) and over all 20 (batched)"
+    yield (
+        "| hidden | activation | batch | steps | Opacus per network | Opacus × 20 | batched, 20 | speed-up | "
+        "max \\|ΔW\\| | accuracy Opacus / batched | batched, all 20 |"
     )
-    print(
-        f"{'hidden':18s} {'act':4s} {'batch':>5s} {'steps':>5s} {'Opacus/net':>15s} {'Opacus x20':>15s} "
-        f"{'batched':>15s} {'speed-up':>13s} {'max |dW|':>8s} {'acc Opacus':>10s} {'batched':>7s} {'all 20':>6s}"
-    )
+    yield "|---|---|---|---|---|---|---|---|---|---|---|"
     for hidden, activation in CASES:
         for batch in BATCHES:
             plan = mechanisms.DPSGD(EPS, DELTA, settings.sample_rate(N, batch), EPOCHS, CLIP)
@@ -118,18 +113,25 @@ def main():
                 accuracy(nets, activation, x_test[: len(nets[0])], y_test[: len(nets[0])]) for nets in (ref, layers)
             )
             per_net = [t / k for t in t_opacus]
-            print(
-                f"{str(hidden):18s} {activation:4s} {batch:5d} {plan.steps:5d} {_pair(per_net, 's')} "
-                f"{_pair([t * NETWORKS for t in per_net], 's')} {_pair(t_batched, 's')} "
-                f"{_pair([t * NETWORKS / u for t, u in zip(per_net, t_batched)], 'x')} {diff:8.1e} "
-                f"{acc_ref.mean():10.4f} {acc[:k].mean():7.4f} {acc.mean():6.4f}",
-                flush=True,
+            yield (
+                f"| {hidden} | {activation} | {batch} | {plan.steps} | {_pair(per_net, ' s')} | "
+                f"{_pair([t * NETWORKS for t in per_net], ' s')} | {_pair(t_batched, ' s')} | "
+                f"{_pair([t * NETWORKS / u for t, u in zip(per_net, t_batched)], 'x')} | {diff:.1e} | "
+                f"{acc_ref.mean():.4f} / {acc[:k].mean():.4f} | {acc.mean():.4f} |"
             )
-            if args.profile:
+            if profile:
                 with torch.profiler.profile() as prof:
                     batched(x, y, hidden, activation, plan)
-                print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=6), flush=True)
-    print(f"load average {os.getloadavg()[0]:.1f}")
+                yield prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=6)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--opacus", type=int, default=4, help="networks trained through Opacus (timed, extrapolated)")
+    parser.add_argument("--profile", action="store_true", help="the batched trainer's top ops per case")
+    args = parser.parse_args()
+    for line in report(args.opacus, args.profile):
+        print(line, flush=True)
 
 
 if __name__ == "__main__":

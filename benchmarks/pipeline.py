@@ -380,6 +380,18 @@ def section_h(cores, runs=EXTENDED_RUNS, epsilons=None, reuse=False):
     return [head, *method_costs(jobs, runs, n_eps)]
 
 
+def section_i():
+    from benchmarks import dpsgd_batched
+
+    return list(dpsgd_batched.report())
+
+
+def section_j(cores):
+    from benchmarks import study_cost
+
+    return list(study_cost.report(cores=cores))
+
+
 def method_costs(jobs, runs, n_eps):
     """Each method's share of the comparison's job times (job_times), per run and eps, as a table."""
     lines = [
@@ -435,8 +447,9 @@ def main():
         "--parts",
         default="abcdegh",
         help="parts to measure (letters; a also gives b and f), the others are kept from RESULTS.md;"
-        " default: all, about two hours on 2 cores. 'g' and the no-op rerun of 'c' need a"
-        " finished full reproduction in results/",
+        " default: the reproduction's and the untuned study's, about two hours on 2 cores. 'g' and the no-op"
+        " rerun of 'c' need a finished full reproduction in results/; 'i' (DP-SGD, 15 min) and 'j' (the tuned"
+        " study's cost model, from the jobs in results/extended) are measured on request",
     )
     args = parser.parse_args()
     cores = os.cpu_count()
@@ -457,6 +470,8 @@ def main():
                 args.extended_reuse,
             ),
         ),
+        "i": ("The DP-SGD block trainer against Opacus, one network at a time", section_i),
+        "j": ("The tuned study's cost model", lambda: section_j(cores)),
     }
     kept = sections(OUT.read_text()) if OUT.exists() else {}
     for key, (title, measure) in runners.items():

@@ -132,32 +132,42 @@ def per_run_table(jobs):
     return lines
 
 
+def report(results="results/extended", cores=2):
+    """The cost model as Markdown lines: the measured jobs, each method's cost per run and eps,
+    and the projected calibration and reported runs."""
+    jobs = measured(results)
+    yield (
+        f"Measured: the {len(jobs)} jobs of {results} ({jobs.wall.sum() / 3600:.2f} job-hours), start-up and step "
+        "per run from each job's benchmark and log.\n"
+    )
+    yield from per_run_table(jobs)
+    for name, target in (("Calibration", "tune"), ("Reported runs", "compare")):
+        plan = costed(planned(target, ["config/extended.yaml"]), jobs)
+        missing = sorted(set(plan.rule[plan.startup.isna()]))
+        total = (plan.startup.sum() + plan.step.sum()) / 3600
+        yield (
+            f"\n{name} (`snakemake {target} --configfile config/extended.yaml`, planned from scratch): "
+            f"{len(plan)} jobs, projected {total:.1f} job-hours, {total / cores:.1f} h wall on {cores} cores, "
+            f"start-up {plan.startup.sum() / 3600 / total:.0%} of job time"
+            + (f" (not measured, costed 0: {', '.join(missing)})" if missing else "")
+            + ".\n"
+        )
+        yield "| method | jobs | start-up (h) | step (h) | job-hours |"
+        yield "|---|---|---|---|---|"
+        for method, part in plan.groupby("method"):
+            yield (
+                f"| {method} | {len(part)} | {part.startup.sum() / 3600:.2f} | {part.step.sum() / 3600:.2f} | "
+                f"{(part.startup.sum() + part.step.sum()) / 3600:.2f} |"
+            )
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--measured", default="results/extended", help="results folder whose jobs are measured")
     parser.add_argument("--cores", type=int, default=2)
     args = parser.parse_args()
-    jobs = measured(args.measured)
-    print(f"Measured: {len(jobs)} jobs of {args.measured} ({jobs.wall.sum() / 3600:.2f} job-hours).\n")
-    print("\n".join(per_run_table(jobs)))
-    configfiles = ["config/extended.yaml"]
-    for name, target in (("calibration", "tune"), ("reported runs", "compare")):
-        plan = costed(planned(target, configfiles), jobs)
-        missing = sorted(set(plan.rule[plan.startup.isna()]))
-        print(f"\n{name} (`snakemake {target}`): {len(plan)} jobs")
-        print("| method | jobs | start-up (h) | step (h) | job-hours |\n|---|---|---|---|---|")
-        for method, part in plan.groupby("method"):
-            print(
-                f"| {method} | {len(part)} | {part.startup.sum() / 3600:.2f} | {part.step.sum() / 3600:.2f} | "
-                f"{(part.startup.sum() + part.step.sum()) / 3600:.2f} |"
-            )
-        total = (plan.startup.sum() + plan.step.sum()) / 3600
-        print(
-            f"| all | {len(plan)} | {plan.startup.sum() / 3600:.2f} | {plan.step.sum() / 3600:.2f} | "
-            f"{total:.2f} |\n\nprojected: {total:.1f} job-hours, {total / args.cores:.1f} h wall on {args.cores} "
-            f"cores; start-up {plan.startup.sum() / (plan.startup.sum() + plan.step.sum()):.0%} of job time"
-            + (f"; not measured: {', '.join(missing)}" if missing else "")
-        )
+    for line in report(args.measured, args.cores):
+        print(line)
 
 
 if __name__ == "__main__":
