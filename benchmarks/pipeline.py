@@ -49,7 +49,7 @@ METHOD_RULES = {
     "LLP": ["llp_bins", "oracle_proportions", "train_llp"],
     "DP-SGD": ["train_dpsgd"],
     "AIM": ["aim_release", "train_aim"],
-    "DP-MERF": ["dpmerf_release", "train_dpmerf"],
+    "DP-MERF": ["dpmerf_release", "dpmerf_samples", "train_dpmerf"],
 }
 # ExPriL with Pb. 1 by MMD: its embedding query and the jobs of its eps<e>-mmd/ runs (C, D, E, CTG-B).
 MMD_RULES = ["oracle_embedding"]

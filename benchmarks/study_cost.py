@@ -22,31 +22,19 @@ import sys
 
 import pandas as pd
 
-from benchmarks.pipeline import ROOT, job_times
+from benchmarks.pipeline import METHOD_RULES, ROOT, job_times
 
-# Each compared method's rules (C and I share ExPriL's chain; by MMD, its eps<e>-mmd runs).
-METHOD_RULES = {
-    "ExPriL (C and I)": [
-        "make_bins",
-        "oracle_marginals",
-        "reweight_source",
-        "oracle_errors",
-        "estimate_labels",
-        "train_hypothesis",
-        "evaluate_hypotheses",
-    ],
-    "LLP": ["llp_bins", "oracle_proportions", "train_llp"],
-    "DP-SGD": ["train_dpsgd"],
-    "AIM": ["aim_release", "train_aim"],
-    "DP-MERF": ["dpmerf_release", "dpmerf_samples", "train_dpmerf"],
-}
 MMD = "ExPriL by MMD (C and I)"
 BLOCK = re.compile(r"/(\d+)-(\d+)[/.]")
 
 
 def method_of(rule, path):
+    """The compared method a job works for (METHOD_RULES; ExPriL's evaluation its own, by MMD its
+    eps<e>-mmd runs'), or 'shared'."""
     if "-mmd" in path or rule == "oracle_embedding":
         return MMD
+    if rule == "evaluate_hypotheses":
+        return "ExPriL (C and I)"
     if rule == "evaluate_rival":
         name = re.search(r"/eps[^/]+/(\w+)", path)[1]
         return {"llp": "LLP", "dpsgd": "DP-SGD", "aim": "AIM", "dpmerf": "DP-MERF"}[name]
