@@ -1,4 +1,5 @@
 # Configuration checks, path helpers and wildcard constraints shared by every stage.
+import functools
 import hashlib
 import math
 import os
@@ -154,6 +155,26 @@ def eps_dir(wildcards):
     return f"eps{wildcards.eps}{wildcards.weighting}{wildcards.setting}"
 
 
+# A run's files before its first network (the weights and error bins, the error query on h_0 and
+# the labels estimated from it) depend on its setting's axes but the model: settings that differ
+# in the model alone share them.
+def before_model(wildcards):
+    """The eps folder of the run's files before its first network."""
+    family = chain_family(wildcards)
+    axes = [a for a in GRID["families"][family] if a != "model"]
+    return f"eps{wildcards.eps}{wildcards.weighting}{upstream(wildcards, family, axes)}"
+
+
+def reweighting_file(wildcards, name):
+    """Pb. 1's weights or the error queries' bins ('weights', 'error_bins')."""
+    return f"{R}/learner/{block_dir(wildcards)}/{before_model(wildcards)}/{name}.npz"
+
+
+def labels_file(wildcards):
+    folder = before_model(wildcards) if int(wildcards.t) == 1 else eps_dir(wildcards)
+    return f"{R}/learner/{block_dir(wildcards)}/{folder}/{wildcards.variant}/labels_t{wildcards.t}.npz"
+
+
 def model_file(wildcards, variant, t):
     if t == 0:
         return f"{R}/learner/{block_dir(wildcards)}/h0.npz"
@@ -161,7 +182,8 @@ def model_file(wildcards, variant, t):
 
 
 def answer_file(wildcards, variant, t):
-    return f"{R}/oracle/{block_dir(wildcards)}/{eps_dir(wildcards)}/{variant_dir(variant, t)}/errors_t{t}.npz"
+    folder = before_model(wildcards) if t == 0 else eps_dir(wildcards)
+    return f"{R}/oracle/{block_dir(wildcards)}/{folder}/{variant_dir(variant, t)}/errors_t{t}.npz"
 
 
 def counts_file(wildcards):

@@ -129,8 +129,8 @@ rule evaluate_rival:
 
 rule compare_methods:
     input:
-        evaluations=sorted({r["evaluation"] for r in REPORTED}),
-        ledgers=sorted({r["ledger"] for r in REPORTED}),
+        evaluations=lambda wc: sorted({r["evaluation"] for r in reported_runs()}),
+        ledgers=lambda wc: sorted({r["ledger"] for r in reported_runs()}),
         reference=expand(
             rules.reference_models.output.accuracy,
             dataset=config["datasets"],
@@ -164,14 +164,15 @@ rule compare_methods:
         "../envs/expril.yaml"
     params:
         code=package_code("compare_methods"),
-        runs=REPORTED,
+        runs=lambda wc: reported_runs(),
         methods=COMPARISON["methods"],
         datasets=config["datasets"],
         # Read where they exist, not inputs: a rerun of aim_release appends to them.
         aim_histories=[
-            aim_history(d, b)
+            aim_history(d, b, e)
             for d in config["datasets"]
             for b in BLOCKS
+            for e in EPSILONS
             if "aim" in RIVALS
         ],
         iterations=T,
@@ -189,7 +190,7 @@ rule compare:
 # `snakemake publish_tuning` writes data/tuning/ (committed), which the comparison reads.
 rule select_settings:
     input:
-        evaluations=sorted({r["evaluation"] for r in calibration_runs()}),
+        evaluations=lambda wc: sorted({r["evaluation"] for r in calibration_runs()}),
         grid=COMPARISON["grid"],
     output:
         calibration=f"{R}/tune/calibration.csv",
@@ -201,7 +202,8 @@ rule select_settings:
         "../envs/expril.yaml"
     params:
         code=package_code("select_settings"),
-        runs=calibration_runs(),
+        runs=lambda wc: calibration_runs(),
+        order=lambda wc: grid_order(),
         iterations=T,
         first_seed=GRID["calibration"]["first_seed"],
         epsilons=EPSILONS,

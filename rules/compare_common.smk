@@ -2,18 +2,12 @@
 # the compared methods, the rivals' inputs, and the runs the comparison and the tuning read.
 
 COMPARISON = config["comparison"]
-EXPRIL = {
-    "C": "C",
-    "I": "I",
-    "C-mmd": "C",
-    "I-mmd": "I",
-}  # compared ExPriL method: its variant
 for _method in COMPARISON["methods"]:
-    if _method in EXPRIL and EXPRIL[_method] not in config["variants"]:
+    if grids.VARIANT.get(_method, config["variants"][0]) not in config["variants"]:
         raise ValueError(
             f"config: comparison: methods lists {_method}-ExPriL, which 'variants' does not run"
         )
-RIVALS = [m for m in COMPARISON["methods"] if m not in EXPRIL]
+RIVALS = [m for m in COMPARISON["methods"] if m not in grids.VARIANT]
 
 
 def rival_model(wildcards):
@@ -42,10 +36,11 @@ def dpmerf_file(wildcards, part, name):
     return f"{R}/{part}/{wildcards.dataset}/{wildcards.seeds}/eps{wildcards.eps}/dpmerf{generator}/{name}.npz"
 
 
-def aim_history(dataset, seeds):
-    """The append-only record of every AIM release a split has had, reruns included
-    (expril/privacy/ledger.py: append_history)."""
-    return f"{R}/oracle/{dataset}/{seeds}/aim_history.csv"
+def aim_history(dataset, seeds, eps):
+    """The append-only record of every AIM release a split has had at an eps, reruns included
+    (expril/privacy/ledger.py: append_history); one file per job, so no two jobs write one.
+    """
+    return f"{R}/oracle/{dataset}/{seeds}/eps{eps}/aim/history.csv"
 
 
 # The tuned settings (data/tuning/choice.yaml, written by `snakemake tune`): {method: {dataset:
@@ -57,16 +52,21 @@ CHOICE = (
 )
 
 
+def base_method(method, dataset):
+    """Without an IS step, ExPriL by MMD is plain ExPriL: its runs, files and setting."""
+    if method in ("C-mmd", "I-mmd") and not importance_sampling(dataset):
+        return grids.VARIANT[method]
+    return method
+
+
 def method_files(method, dataset, eps, block, suffix):
     """One method's evaluation file and ledger (the run's account) in one block, under the
-    setting `suffix` of its family. Without an IS step, ExPriL by MMD is plain ExPriL.
-    """
-    if method in ("C-mmd", "I-mmd") and not importance_sampling(dataset):
-        method = EXPRIL[method]
+    setting `suffix` of its family."""
+    method = base_method(method, dataset)
     family, base = grids.FAMILY[method], f"{dataset}/{block}/eps{eps}"
-    if method in EXPRIL:
+    if method in grids.VARIANT:
         run = f"{base}{'-mmd' if family == 'mmd' else ''}{suffix}"
-        last = f"{variant_dir(EXPRIL[method], T - 1)}/errors_t{T - 1}.ledger.csv"
+        last = f"{variant_dir(grids.VARIANT[method], T - 1)}/errors_t{T - 1}.ledger.csv"
         return f"{R}/eval/{run}/accuracy.csv", f"{R}/oracle/{run}/{last}"
     parsed = grids.parse(GRID, family, suffix)
     release = {
@@ -105,17 +105,36 @@ def compared_runs(blocks, columns, methods=COMPARISON["methods"]):
 
 
 def tuned(method, dataset, eps):
-    if method in ("C-mmd", "I-mmd") and not importance_sampling(dataset):
-        method = EXPRIL[method]
-    return CHOICE[method][dataset][eps]
+    """The setting `snakemake tune` chose (COMPARISON["choice"]); an eps it did not see takes the
+    choice of the nearest it did."""
+    method = base_method(method, dataset)
+    if dataset not in CHOICE.get(method, {}):
+        raise ValueError(
+            f"{COMPARISON['choice']} has no setting for {method} on {dataset}: run `snakemake tune` "
+            "(and `publish_tuning`) with this configuration, or set comparison: columns: [as configured]"
+        )
+    chosen = CHOICE[method][dataset]
+    if eps not in chosen:
+        near = grids.nearest(
+            settings.parse_eps(eps), [settings.parse_eps(e) for e in chosen]
+        )
+        eps = settings.format_eps(near)
+    return chosen[eps]
 
 
-COLUMNS = {"as configured": lambda m, d, e: ""} | ({"tuned": tuned} if CHOICE else {})
-REPORTED = compared_runs(
-    BLOCKS, {c: COLUMNS[c] for c in COMPARISON["columns"] if c in COLUMNS}
-)
+@functools.cache
+def reported_runs():
+    """The study's runs: each method as configured and, where a choice exists, tuned
+    (COMPARISON["columns"]); computed when the comparison is planned."""
+    columns = {"as configured": lambda m, d, e: ""} | (
+        {"tuned": tuned} if CHOICE else {}
+    )
+    return compared_runs(
+        BLOCKS, {c: columns[c] for c in COMPARISON["columns"] if c in columns}
+    )
 
 
+@functools.cache
 def calibration_runs():
     """Every setting of every compared method's grid on the calibration seeds (config/tuning.yaml):
     ExPriL by MMD on the datasets with an IS step only (elsewhere it is plain ExPriL).
@@ -142,3 +161,14 @@ def calibration_runs():
                 )
             ]
     return runs
+
+
+def grid_order():
+    """Each compared method's settings in its grid's order ('' as configured)."""
+    return {
+        m: [
+            grids.suffix(GRID, grids.FAMILY[m], s)
+            for s in grids.settings(GRID, grids.FAMILY[m])
+        ]
+        for m in COMPARISON["methods"]
+    }

@@ -90,8 +90,8 @@ rule init_hypothesis:
 rule estimate_labels:
     input:
         source=rules.generate_data.output.source,
-        weights=rules.reweight_source.output.weights,
-        bins=rules.reweight_source.output.bins,
+        weights=lambda wc: reweighting_file(wc, "weights"),
+        bins=lambda wc: reweighting_file(wc, "error_bins"),
         models=lambda wc: [model_file(wc, wc.variant, l) for l in equation_blocks(wc)],
         answers=lambda wc: [answer_file(wc, wc.variant, l) for l in equation_blocks(wc)],
         counts=lambda wc: (
@@ -121,8 +121,8 @@ rule estimate_labels:
 rule train_hypothesis:
     input:
         source=rules.generate_data.output.source,
-        weights=rules.reweight_source.output.weights,
-        labels=rules.estimate_labels.output[0],
+        weights=lambda wc: reweighting_file(wc, "weights"),
+        labels=labels_file,
     output:
         f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}{{setting}}/{{variant}}/model_t{{t}}.npz",
     log:

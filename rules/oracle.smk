@@ -50,7 +50,7 @@ rule oracle_embedding:
 rule oracle_errors:
     input:
         target_val=rules.split_target.output.val,
-        bins=rules.reweight_source.output.bins,
+        bins=lambda wc: reweighting_file(wc, "error_bins"),
         model=lambda wc: model_file(wc, wc.variant, int(wc.t)),
         previous_ledger=previous_ledger,
     output:

@@ -97,7 +97,7 @@ rule aim_release:
         mechanism=privacy_plan("aim"),
         rows=n_val,
         # Outside the outputs, which a rerun deletes: every release this split ever had.
-        history=lambda wc: aim_history(wc.dataset, wc.seeds),
+        history=lambda wc: aim_history(wc.dataset, wc.seeds, wc.eps),
     script:
         "../workflow_scripts/aim_release.py"
 

@@ -6,6 +6,7 @@ from expril.reports import tuning
 
 tuning.write(
     runs=snakemake.params.runs,
+    order=snakemake.params.order,
     iterations=snakemake.params.iterations,
     first_seed=snakemake.params.first_seed,
     epsilons=snakemake.params.epsilons,

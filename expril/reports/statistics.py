@@ -57,13 +57,13 @@ def critical_difference(k, n, alpha=0.05):
 
 
 def cliques(ranks, cd):
-    """The maximal groups of methods (by average rank) whose ranks lie within `cd` of each other:
-    the bars of a critical-difference diagram."""
+    """The maximal groups of methods (by average rank) whose ranks differ by less than `cd`, the
+    critical difference, from each other: the bars of a critical-difference diagram."""
     ordered = ranks.sort_values()
     names, values = list(ordered.index), ordered.to_numpy()
     groups = []
     for i in range(len(values)):
-        j = int(np.searchsorted(values, values[i] + cd, side="right"))
+        j = int(np.searchsorted(values, values[i] + cd, side="left"))
         group = names[i:j]
         if len(group) > 1 and not any(set(group) <= set(g) for g in groups):
             groups.append(group)
@@ -72,7 +72,7 @@ def cliques(ranks, cd):
 
 def cd_diagram(ax, ranks, cd, title):
     """Demšar's critical-difference diagram on `ax`: the methods on an axis of average rank (1,
-    the best, on the left), joined by a bar where their ranks differ by less than `cd`."""
+    the best, on the right), joined by a bar where their ranks differ by less than `cd`."""
     k = len(ranks)
     ordered = ranks.sort_values()
     ax.set_xlim(1, k)

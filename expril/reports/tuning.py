@@ -13,6 +13,7 @@ import yaml
 
 from expril import io, settings
 from expril.reports import comparison
+from expril.workflow import grids
 
 COLUMNS = ["method", "dataset", "eps", "setting", "seed", "accuracy", "positive_share"]
 
@@ -29,20 +30,13 @@ def calibration_table(runs, iterations, first_seed):
     return table[COLUMNS]
 
 
-def nearest(eps, calibrated):
-    """The calibrated eps nearest to `eps` on a log scale (inf to inf; a tie to the smaller)."""
-    if math.isinf(eps):
-        return math.inf
-    finite = sorted(e for e in calibrated if math.isfinite(e))
-    return min(finite, key=lambda e: abs(math.log(e) - math.log(eps)))
-
-
 def select(table, order, epsilons):
     """{method: {dataset: {eps text: setting suffix}}}: per method, dataset and calibrated eps the
     setting with the highest mean calibration accuracy, a tie to the earliest in `order` ({method:
     its settings in the grid's order}); every other eps of `epsilons` (texts) takes the choice of
-    the nearest calibrated one (`nearest`)."""
-    means = table.groupby(["method", "dataset", "eps", "setting"], sort=False).accuracy.mean()
+    the nearest calibrated one (grids.nearest). Means are compared rounded to 1e-9, so that
+    the order of a float sum cannot break a tie."""
+    means = table.groupby(["method", "dataset", "eps", "setting"], sort=False).accuracy.mean().round(9)
     best = {}
     for (method, dataset, eps), group in means.groupby(level=[0, 1, 2], sort=False):
         scores = group.droplevel([0, 1, 2])
@@ -52,7 +46,7 @@ def select(table, order, epsilons):
     calibrated = sorted({eps for _, _, eps in best})
     choice = {}
     for method, dataset in dict.fromkeys((m, d) for m, d, _ in best):
-        chosen = {e: best[method, dataset, nearest(settings.parse_eps(e), calibrated)] for e in epsilons}
+        chosen = {e: best[method, dataset, grids.nearest(settings.parse_eps(e), calibrated)] for e in epsilons}
         choice.setdefault(method, {})[dataset] = {e: "" if s == "configured" else s for e, s in chosen.items()}
     return choice
 
@@ -96,16 +90,11 @@ def markdown(table, choice):
     return "\n".join(lines)
 
 
-def write(runs, iterations, first_seed, epsilons, out):
-    """The calibration table, the choice (YAML) and its report to `out`'s paths."""
+def write(runs, order, iterations, first_seed, epsilons, out):
+    """The calibration table, the choice (YAML) and its report to `out`'s paths; `order`: each
+    method's settings in its grid's order ('' as configured)."""
     table = calibration_table(runs, iterations, first_seed)
-    order = {}
-    for run in runs:
-        order.setdefault(run["method"], [])
-        name = run["setting"] or "configured"
-        if name not in order[run["method"]]:
-            order[run["method"]].append(name)
-    choice = select(table, order, epsilons)
+    choice = select(table, {m: [s or "configured" for s in names] for m, names in order.items()}, epsilons)
     io.save_csv(out["calibration"], table)
     io.save_text(
         out["choice"],

@@ -120,15 +120,11 @@ class _Module:
     def target(self, node, alias):
         """(module, name) a package import binds to alias; name None for a module."""
         if node.level:
-            if self.name is None:
-                raise ValueError(f"{self.path}: line {node.lineno}: a script cannot import relatively")
-            parts = self.name.split(".") if self.name else []
-            if self.path.name != "__init__.py":
-                parts = parts[:-1]
-            parts = parts[: len(parts) - node.level + 1] + ([node.module] if node.module else [])
-            base = ".".join(parts)
-        else:
-            base = node.module.removeprefix("expril").lstrip(".")
+            raise ValueError(
+                f"{self.path}: line {node.lineno}: write package imports absolutely (`from "
+                f"expril.privacy import noise`), so that the code digest can follow them"
+            )
+        base = node.module.removeprefix("expril").lstrip(".")
         whole = f"{base}.{alias.name}" if base else alias.name
         if _is_module(whole, self.package):
             return whole, None

@@ -9,6 +9,7 @@ A rule whose outputs depend on some axes only is asked for the suffix of those a
 """
 
 import itertools
+import math
 
 import yaml
 
@@ -25,6 +26,8 @@ FAMILY = {
     "aim": "aim",
     "dpmerf": "dpmerf",
 }
+# ExPriL's methods: the variant of its chain each reports.
+VARIANT = {"C": "C", "I": "I", "C-mmd": "C", "I-mmd": "I"}
 
 
 def load(path):
@@ -67,7 +70,21 @@ def parse(grid, family, text):
                 f"({', '.join(f'{a}={v}' for a, vs in axes.items() for v in vs[1:])})"
             )
         setting[axis] = known[value]
+    if suffix(grid, family, setting) != text:
+        raise ValueError(
+            f"{text!r} names a setting of {family}'s grid that paths call {suffix(grid, family, setting)!r} "
+            "(its axes in the grid's order, the configured ones left out)"
+        )
     return setting
+
+
+def nearest(eps, calibrated):
+    """The calibrated eps nearest to `eps` on a log scale (inf to inf; a tie to the smaller): the
+    one whose choice an uncalibrated eps takes."""
+    if math.isinf(eps):
+        return math.inf
+    finite = sorted(e for e in calibrated if math.isfinite(e))
+    return min(finite, key=lambda e: abs(math.log(e) - math.log(eps)))
 
 
 def network(grid, setting, hidden):

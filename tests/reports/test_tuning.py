@@ -81,7 +81,7 @@ def test_selection_takes_the_highest_mean_and_a_tie_goes_to_the_earlier_setting(
 
 def test_an_uncalibrated_eps_takes_the_nearest_calibrated_on_a_log_scale():
     calibrated = [0.1, 1.0, 10.0, math.inf]
-    assert [tuning.nearest(e, calibrated) for e in (0.1, 0.3, 1, 3, 10, math.inf)] == [0.1, 0.1, 1, 1, 10, math.inf]
+    assert [grids.nearest(e, calibrated) for e in (0.1, 0.3, 1, 3, 10, math.inf)] == [0.1, 0.1, 1, 1, 10, math.inf]
 
 
 def test_the_calibration_table_refuses_a_reported_runs_seed(tmp_path):

@@ -172,6 +172,12 @@ def test_package_imports_the_digest_cannot_follow_are_errors(project):
     replace_once(script, "from expril.steps import learner", "from expril.steps import learners")
     with pytest.raises(ValueError, match="make_bins.py: line 5: the package has no module 'steps.learners'"):
         code_digest.script_digest(script, project / "expril")
+    replace_once(script, "from expril.steps import learners", "from expril.steps import learner")
+    replace_once(script, "learner.make_bin(", "learner.make_bins(")
+    module = project / "expril/method/labels.py"
+    replace_once(module, "from expril.method.binning import", "from .binning import")
+    with pytest.raises(ValueError, match=r"labels.py: line \d+: write package imports absolutely"):
+        code_digest.script_digest(script, project / "expril")
 
 
 def test_every_script_rule_declares_the_digest_of_its_own_script():
