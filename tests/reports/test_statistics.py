@@ -44,7 +44,7 @@ def test_the_critical_difference_is_demsars():
 
 
 def test_a_diagram_joins_the_methods_closer_than_the_critical_difference():
-    ranks = pd.Series({"a": 1.0, "b": 1.5, "c": 2.5, "d": 4.0})
+    ranks = pd.Series({"a": 1.0, "b": 1.5, "c": 2.5, "d": 4.5})
     assert statistics.cliques(ranks, 0.75) == [["a", "b"]]
     assert statistics.cliques(ranks, 1.5) == [["a", "b"], ["b", "c"]]  # a and c exactly CD apart: not joined
     assert statistics.cliques(ranks, 1.75) == [["a", "b", "c"]]
