@@ -69,7 +69,7 @@ localrules:
 
 
 def package_code(script):
-    """Digest of the package code a workflow script runs (expril/code_digest.py): every script
+    """Digest of the package code a workflow script runs (expril/workflow/code_digest.py): every script
     rule declares it as params.code, so an edit to that code reruns the rule's jobs."""
     base = Path(workflow.basedir)
     return code_digest.script_digest(

@@ -4,7 +4,7 @@ from expril.privacy.base import RECORD, Mechanism, register
 
 
 class MarginalSynthesis(Mechanism):
-    """One release of records synthesised by OpenDP's `opendp.extras.mbi` (expril.aim) in pure DP,
+    """One release of records synthesised by OpenDP's `opendp.extras.mbi` (expril.rivals.aim) in pure DP,
     with the run's eps, which OpenDP splits between its measurements and accounts for; the step
     checks the library's account against it. eps = inf: the exact marginals, no noise."""
 

@@ -1,10 +1,10 @@
 """Rival 2: the curator trains networks with DP-SGD and releases them (docs/comparison.md).
 
-A seed block's networks (and a tuning grid's, docs/comparison.md "Tuning") are trained together
-in one process, each as Opacus 1.6's PrivacyEngine.make_private (ghost clipping) trains one:
+A seed block's networks are trained together in one process, each as Opacus 1.6's
+PrivacyEngine.make_private (ghost clipping) trains one:
 Poisson sampling, each sample's gradient clipped over all of the network's parameters, Gaussian
 noise on the sum, division by the expected batch size, then Adam (or momentum SGD); each with its
-own data, seeds and hyperparameters. The B networks' layers are stacked, W (B, out, in) as
+own data, seeds and (lr, clipping, noise, momentum) hyperparameters. The B networks' layers are stacked, W (B, out, in) as
 nn.Linear's, so a step is a few batched matmuls for the whole block. The noise is sized by
 Opacus's RDP accountant (expril.privacy.calibration, mechanisms.DPSGD); tests/rivals/test_dpsgd.py
 checks the updates against Opacus's own clipping, noise and optimiser.

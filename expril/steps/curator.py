@@ -85,7 +85,7 @@ def oracle_errors(val_path, bins_path, model_path, out_path, ledger_path, name, 
 
 @timed
 def oracle_proportions(val_path, bins_path, out_path, ledger_path, name, mechanism):
-    """LLP's one release (expril.llp): the noisy counts and negatives of every bin, the bin counts
+    """LLP's one release (expril.rivals.llp): the noisy counts and negatives of every bin, the bin counts
     query and the error query on h_0 = 1, accounted as the run's two queries."""
     mechanism = mechanisms.from_param(mechanism)
     val = load_block(val_path, ("x", "y"))
@@ -193,7 +193,7 @@ def oracle_embedding(val_path, maps_path, out_path, ledger_path, name, mechanism
 @timed
 def dpmerf_release(val_path, maps_path, out_path, ledger_path, name, mechanism):
     """DP-MERF's one release: the class-conditional embedding of the curator's labelled records
-    (expril.dpmerf), with Gaussian noise (mechanisms.DPMERF)."""
+    (expril.rivals.dpmerf), with Gaussian noise (mechanisms.DPMERF)."""
     mechanism = mechanisms.from_param(mechanism)
     val = load_block(val_path, ("x", "y"))
     released = _release_gaussian(
