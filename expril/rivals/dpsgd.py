@@ -4,9 +4,9 @@ A seed block's networks are trained together in one process, each as Opacus 1.6'
 PrivacyEngine.make_private (ghost clipping) trains one:
 Poisson sampling, each sample's gradient clipped over all of the network's parameters, Gaussian
 noise on the sum, division by the expected batch size, then Adam (or momentum SGD); each with its
-own data, seeds and (lr, clipping, noise, momentum) hyperparameters. The B networks' layers are stacked, W (B, out, in) as
-nn.Linear's, so a step is a few batched matmuls for the whole block. The noise is sized by
-Opacus's RDP accountant (expril.privacy.calibration, mechanisms.DPSGD); tests/rivals/test_dpsgd.py
+own data, seeds and hyperparameters (lr, clipping, noise, momentum). The B networks' layers are
+stacked, W (B, out, in) as nn.Linear's, so a step is a few batched matmuls for the whole block.
+The noise is sized by Opacus's RDP accountant (expril.privacy.calibration, mechanisms.DPSGD); tests/rivals/test_dpsgd.py
 checks the updates against Opacus's own clipping, noise and optimiser.
 
 Per-sample gradients are never materialised: for a linear layer, sample i's weight gradient is the
