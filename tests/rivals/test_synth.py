@@ -203,6 +203,33 @@ def test_aim_with_noise_spends_what_opendp_accounts_and_releases_no_null_categor
     assert np.abs(drawn - exact).max() < 0.015  # over 5 sampling stds of any cell
 
 
+@pytest.mark.slow
+def test_aim_builds_opendps_measurement_once_per_block_and_releases_each_runs_own_table():
+    # Two runs on the same bins share OpenDP's measurement (its one-way scale search is about half
+    # of a release); each release goes through its own compositor on its own records, so the
+    # models follow their own data: label rates 0.9 and 0.1 (noise scale 6 on counts of 2000).
+    _, _, edges = toy_table(2000, 0)
+    aim._MEASUREMENTS.clear()
+    models = []
+    for rate in (0.9, 0.1):
+        g = np.random.default_rng(int(rate * 10))
+        y = (g.random(2000) < rate).astype(int)
+        x = g.normal(size=(2000, 2)) + np.outer(y, [1.0, -1.0])
+        model, spent = aim.fit(x, y, edges[:2], 1.0)
+        assert spent == pytest.approx(1.0) and spent <= 1.0
+        models.append(model)
+        if rate == 0.9:
+            shared = next(iter(aim._MEASUREMENTS.values()))[1]
+    assert len(aim._MEASUREMENTS) == 1 and next(iter(aim._MEASUREMENTS.values()))[1] is shared
+    for model, rate in zip(models, (0.9, 0.1)):
+        label = np.asarray(model.project((aim.LABEL,)).datavector())[:2]
+        assert abs(label[1] / label.sum() - rate) < 0.03
+    # Other bins or another eps get their own measurement.
+    aim.fit(x, y, edges[:2], 0.5)
+    aim.fit(x[:, :1], y, edges[:1], 1.0)
+    assert len(aim._MEASUREMENTS) == 3
+
+
 def test_debinning_draws_source_values_from_the_same_bin():
     g = np.random.default_rng(4)
     source = np.stack([g.normal(size=1000), g.choice([0.0, 1.0, 2.0], 1000)], axis=1)
