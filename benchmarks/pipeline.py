@@ -11,7 +11,9 @@ of wall time outside the steps' own work, from per-job timings; (c) no-op rerun 
 times; (d) batched against one-at-a-time training of the same networks; (e) one ExPriL
 iteration's cost against n and d; (f) peak memory of the largest job; (g) what early stopping
 does to Table 2 against fixed 100-epoch training on the same runs; (h) the comparison study
-(config/extended.yaml, EXTENDED_RUNS runs): its wall time and each method's cost per run.
+(config/extended.yaml, EXTENDED_RUNS runs): its wall time and each method's cost per run; on
+request, (i) the DP-SGD block trainer against Opacus, (j) the tuned study's cost model, (k) an
+AIM release's cost before and after OpenDP's measurement is shared.
 """
 
 import argparse
@@ -392,6 +394,12 @@ def section_j(cores):
     return list(study_cost.report(cores=cores))
 
 
+def section_k():
+    from benchmarks import aim_cost
+
+    return list(aim_cost.report())
+
+
 def method_costs(jobs, runs, n_eps):
     """Each method's share of the comparison's job times (job_times), per run and eps, as a table."""
     lines = [
@@ -448,8 +456,9 @@ def main():
         default="abcdegh",
         help="parts to measure (letters; a also gives b and f), the others are kept from RESULTS.md;"
         " default: the reproduction's and the untuned study's, about two hours on 2 cores. 'g' and the no-op"
-        " rerun of 'c' need a finished full reproduction in results/; 'i' (DP-SGD, 15 min) and 'j' (the tuned"
-        " study's cost model, from the jobs in results/extended) are measured on request",
+        " rerun of 'c' need a finished full reproduction in results/; 'i' (DP-SGD, 15 min), 'j' (the tuned"
+        " study's cost model, from the jobs in results/extended) and 'k' (AIM's release, 15 min) are measured on"
+        " request",
     )
     args = parser.parse_args()
     cores = os.cpu_count()
@@ -472,6 +481,7 @@ def main():
         ),
         "i": ("The DP-SGD block trainer against Opacus, one network at a time", section_i),
         "j": ("The tuned study's cost model", lambda: section_j(cores)),
+        "k": ("AIM's cost per release, OpenDP's measurement built once per process", section_k),
     }
     kept = sections(OUT.read_text()) if OUT.exists() else {}
     for key, (title, measure) in runners.items():

@@ -10,7 +10,7 @@ import yaml
 
 from expril.privacy import taint
 from expril.reports import comparison
-from harness import ROOT, counts, dry_run_jobs, plan, snakemake
+from harness import ROOT, TUNING, counts, dry_run_jobs, needs_published_tuning, plan, snakemake
 
 EXTENDED = ["--configfile", "config/extended.yaml"]
 SMOKE = [*EXTENDED, "tests/extended_smoke.yaml"]
@@ -49,10 +49,11 @@ def test_the_extended_study_plans_every_method_dataset_and_eps():
 
 
 @pytest.mark.slow
+@needs_published_tuning
 def test_the_tuned_study_runs_every_chosen_setting():
     """With the committed choice, the comparison evaluates each method's chosen setting at every
     dataset and eps, beside its as-configured runs."""
-    choice = yaml.safe_load((ROOT / "data/tuning/choice.yaml").read_text())
+    choice = yaml.safe_load((TUNING / "choice.yaml").read_text())
     outputs = {f for job in plan("compare", *EXTENDED) for f in job["output"]}
     for method, datasets in choice.items():
         for dataset, chosen in datasets.items():

@@ -1,0 +1,223 @@
+"""AIM's cost per release (expril.rivals.aim.fit; docs/performance.md, "Where an AIM release spends its
+time"), before and after OpenDP's contingency-table measurement is shared by a block's seeds.
+
+    .venv/bin/python -m benchmarks.aim_cost [--dataset CTG-B] [--eps 1] [--blocks 1,3] [--configs before,after]
+
+Each (configuration, block size) runs in a fresh process with one thread: it imports OpenDP,
+polars, mbi and JAX, then fits AIM on the validation split of each seed of the block (seeds 0..b-1:
+the workflow's data, split and bins for that eps; `--dataset table`: a synthetic table of 700 rows,
+22 features of 5-10 bins and a label), as `expril.steps.curator` does for `aim_release`. Printed, in seconds of wall
+time and, where two are given, of the process's CPU time (steadier on a shared machine):
+
+- import: the process's start to JAX's first array (OpenDP, polars, mbi, JAX and its backend);
+- compile: JAX tracing, lowering and XLA compilation (jax.monitoring's durations), all releases;
+- measurement: building OpenDP's contingency-table measurement (its one-way noise scale search);
+- rest of fit: the releases' other work (AIM's rounds without compilation: selection, measurement,
+  mbi's estimation, scoring);
+- block and per release: the whole block, and per release without the import.
+
+`before` builds OpenDP's measurement for every release, as `query.release()` did before it was
+shared; `after` is the current code. Each release's accounted eps and the mean L1 error of its
+model's (feature, label) marginals against the records' are printed too (OpenDP's noise cannot be
+seeded: compare their spread, not their values). Last, how many measurements a block of 20 seeds
+builds on each dataset (one per distinct list of bin counts).
+Timings on a shared machine move by 10-20 %.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+START = time.perf_counter()
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def block_data(dataset, eps, seeds):
+    """[(x, y, edges)] of the seeds: the workflow's validation split and bins for this eps."""
+    import numpy as np
+
+    from expril import datasets, settings
+    from expril.method import binning
+
+    if dataset == "table":  # bins per feature fixed, as q is for a dataset and eps
+        out, q = [], np.random.default_rng(22).integers(5, 11, 22)
+        for seed in seeds:
+            g = np.random.default_rng(seed)
+            y = g.integers(0, 2, 700)
+            x = g.normal(size=(700, 22)) + np.outer(y, g.uniform(-1, 1, 22))
+            out.append((x, y, [binning.feature_edges(g.normal(size=700), int(k)) for k in q]))
+        return out
+    config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    choice = yaml.safe_load((ROOT / "data/identification/choice.yaml").read_text())
+    defaults = {
+        "label_gain": 1.0,
+        "label_threshold": "target_median",
+        "source_means": "independent",
+        "lb_selects": "source",
+    }  # config.schema.yaml's, which Snakemake fills in
+    spec = defaults | config["benchmarks"][dataset] | choice.get("benchmarks", {}).get(dataset, {})
+    ctg = None
+    if spec["generator"] == "ctg":
+        ctg = datasets.load_ctg(ROOT / config["ctg"]["csv"], config["ctg"]["sha256"])
+    val_fraction = settings.benchmark_setting(config, spec, "val_fraction")
+    out = []
+    for seed in seeds:
+        source, target_x, target_y = datasets.generate(dataset, spec, seed, ctg)
+        x, y = datasets.split_target(target_x, target_y, val_fraction, dataset, seed)[:2]
+        q = settings.bins_per_feature(
+            len(y), source.shape[1], config["iterations"], eps, config["bins"]["snr"], config["bins"]["noiseless"]
+        )
+        out.append((x, y, binning.make_bins(source, q)))
+    return out
+
+
+def marginal_l1(model, x, y, edges):
+    """Mean over features of the L1 distance between the model's (feature, label) marginal
+    (normalised, OpenDP's null categories left out) and the records'."""
+    import numpy as np
+
+    from expril.method import binning
+    from expril.rivals import aim
+
+    ids, l1 = binning.feature_bin_ids(edges, x), []
+    for j, size in enumerate(len(e) + 1 for e in edges):
+        truth = np.zeros((size, 2))
+        np.add.at(truth, (ids[:, j], y), 1 / len(y))
+        fitted = np.asarray(model.project((f"x{j}", aim.LABEL)).datavector(flatten=False))[:size, :2]
+        l1.append(np.abs(fitted / fitted.sum() - truth).sum())
+    return float(np.mean(l1))
+
+
+def child(args):
+    """One process: a block of releases; prints one JSON line."""
+    from expril.rivals import aim
+
+    aim._import(1)
+    import jax
+    from jax import monitoring
+
+    jax.numpy.zeros(1).block_until_ready()
+    imported, import_cpu = time.perf_counter() - START, time.process_time()
+    runs = block_data(args.dataset, args.eps, range(args.block))
+    compile_events = (
+        "/jax/core/compile/jaxpr_trace_duration",
+        "/jax/core/compile/jaxpr_to_mlir_module_duration",
+        "/jax/core/compile/backend_compile_duration",
+    )
+    spent_on, built = {"compile": 0.0, "measurement": 0.0, "measurement_cpu": 0.0}, []
+    monitoring.register_event_duration_secs_listener(
+        lambda event, duration, **kw: (
+            spent_on.__setitem__("compile", spent_on["compile"] + duration) if event in compile_events else None
+        )
+    )
+    build = aim._table_measurement
+
+    def timed_build(*a, **k):
+        t0, c0 = time.perf_counter(), time.process_time()
+        measurement = build(*a, **k)
+        spent_on["measurement"] += time.perf_counter() - t0
+        spent_on["measurement_cpu"] += time.process_time() - c0
+        built.append(measurement) if not any(measurement is m for m in built) else None
+        return measurement
+
+    aim._table_measurement = timed_build
+    releases, t0, c0 = [], time.perf_counter(), time.process_time()
+    for x, y, edges in runs:
+        if args.config == "before":
+            aim._MEASUREMENTS.clear()
+        r0 = time.perf_counter()
+        model, spent = aim.fit(x, y, edges, args.eps)
+        releases.append({"seconds": time.perf_counter() - r0, "spent": spent, "l1": marginal_l1(model, x, y, edges)})
+    fits, fits_cpu = time.perf_counter() - t0, time.process_time() - c0
+    print(
+        json.dumps(
+            {
+                "import": imported,
+                "import_cpu": import_cpu,
+                "fits": fits,
+                "fits_cpu": fits_cpu,
+                "releases": releases,
+                "built": len(built),
+                **spent_on,
+            }
+        )
+    )
+
+
+def run(config, block, dataset, eps):
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    command = [sys.executable, "-m", "benchmarks.aim_cost", "--child", "--config", config, "--block", str(block)]
+    command += ["--dataset", dataset, "--eps", str(eps)]
+    done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
+    if done.returncode:
+        raise RuntimeError(done.stderr[-3000:])
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def distinct_measurements(eps, runs=20):
+    """Per dataset of config.yaml, how many measurements a block of `runs` seeds builds: one per
+    distinct list of the features' bin counts (ties in CTG's discrete features merge bins)."""
+    datasets = yaml.safe_load((ROOT / "config.yaml").read_text())["benchmarks"]
+    return {
+        d: len({tuple(len(e) + 1 for e in edges) for _, _, edges in block_data(d, eps, range(runs))}) for d in datasets
+    }
+
+
+def report(dataset="CTG-B", eps=1.0, blocks=(1, 3), configs=("before", "after")):
+    """The timings as Markdown lines, one row per (block, configuration), printed as measured."""
+    yield (
+        f"{dataset}, ε {eps:g}, one thread, each row a fresh process (`benchmarks/aim_cost.py`); seconds of wall "
+        f"time / CPU time (the machine is shared: compare CPU); load average {os.getloadavg()[0]:.1f} at the start. "
+        "`before` builds OpenDP's measurement for every release, `after` once per process and list of bin "
+        "counts (the code).\n"
+    )
+    yield (
+        "| configuration | block | import | JAX compile | measurement (built) | rest of fit | block | per release | "
+        "ε accounted | mean L1 of (feature, label) marginals |"
+    )
+    yield "|---|---|---|---|---|---|---|---|---|---|"
+    for block in blocks:
+        for config in configs:
+            r = run(config, block, dataset, eps)
+            rest = r["fits"] - r["compile"] - r["measurement"]
+            spent = sorted({repr(x["spent"]) for x in r["releases"]})
+            l1 = ", ".join(f"{x['l1']:.3f}" for x in r["releases"])
+            yield (
+                f"| {config} | {block} | {r['import']:.1f} / {r['import_cpu']:.1f} | {r['compile']:.1f} | "
+                f"{r['measurement']:.1f} / {r['measurement_cpu']:.1f} ({r['built']}) | {rest:.1f} | "
+                f"{r['import'] + r['fits']:.1f} / {r['import_cpu'] + r['fits_cpu']:.1f} | "
+                f"{r['fits'] / block:.1f} / {r['fits_cpu'] / block:.1f} | {', '.join(spent)} | {l1} |"
+            )
+    counts = distinct_measurements(eps)
+    yield (
+        f"\nMeasurements a block of 20 seeds builds at ε {eps:g} (the reported study's block): "
+        + ", ".join(f"{d} {n}" for d, n in counts.items())
+        + "."
+    )
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--dataset", default="CTG-B", help="a dataset of config.yaml, or 'table'")
+    parser.add_argument("--eps", type=float, default=1.0)
+    parser.add_argument("--blocks", default="1,3", help="block sizes, comma-separated")
+    parser.add_argument("--configs", default="before,after")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--config", help=argparse.SUPPRESS)
+    parser.add_argument("--block", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        return child(args)
+    blocks = [int(b) for b in args.blocks.split(",")]
+    for line in report(args.dataset, args.eps, blocks, args.configs.split(",")):
+        print(line, flush=True)
+
+
+if __name__ == "__main__":
+    main()
