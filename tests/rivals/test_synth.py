@@ -398,3 +398,20 @@ def test_without_released_counts_the_weighted_source_supplies_them(tmp_path):
     learner.estimate_labels(out_path=tmp_path / "estimated.npz", n_val=400, **common)
     released, estimated = (load_npz(tmp_path / f)["relaxed"] for f in ("released.npz", "estimated.npz"))
     assert np.allclose(released, estimated)
+
+
+def test_the_train_dpmerf_step_trains_one_network_per_seed_on_its_samples(tmp_path):
+    """Each seed's network learns its own samples: seed 0's blobs as drawn, seed 1's with the labels
+    flipped. On fresh blobs (Bayes error about 1e-5) the first labels ~all right, the second ~all
+    wrong; a network trained on the other seed's samples would not."""
+    (x0, y0), (x1, y1) = blobs(600, 7), blobs(600, 8)
+    save_npz(tmp_path / "samples.npz", x=np.stack([x0, x1]), y=np.stack([y0, 1 - y1]), seeds=np.array([3, 9]))
+    training = {"epochs": 30, "batch_size": 64, "lr": 1e-2, "holdout": 0.2, "patience": 5}
+    learner.train_dpmerf(
+        tmp_path / "samples.npz", tmp_path / "model.npz", {"hidden": [16]}, training, ["dpmerf", "A", "1"], "cpu", 1
+    )
+    model = load_npz(tmp_path / "model.npz")
+    np.testing.assert_array_equal(model["seeds"], [3, 9])
+    x, y = blobs(2000, 10)
+    accuracy = (mlp.predict(model, np.stack([x, x])) == y).mean(axis=1)
+    assert accuracy[0] > 0.99 and accuracy[1] < 0.01
