@@ -3,6 +3,7 @@ the extended study's plan, its taint audit, and the smoke version end to end, tu
 configured, with cached partial reruns."""
 
 import re
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -10,7 +11,18 @@ import yaml
 
 from expril.privacy import taint
 from expril.reports import comparison
-from harness import ROOT, TUNING, counts, dry_run_jobs, needs_published_tuning, plan, snakemake
+from harness import (
+    ROOT,
+    TUNING,
+    copy_args,
+    counts,
+    dry_run_jobs,
+    needs_published_tuning,
+    plan,
+    project_copy,
+    replace_once,
+    snakemake,
+)
 
 EXTENDED = ["--configfile", "config/extended.yaml"]
 SMOKE = [*EXTENDED, "tests/extended_smoke.yaml"]
@@ -96,6 +108,63 @@ def test_the_comparison_passes_the_taint_audit_with_its_releases(monkeypatch):
         "train_dpmerf",
     }
     assert {job.rule for job in p.jobs if set(job.output) & set(tainted)} >= {"evaluate_rival", "compare_methods"}
+
+
+def _unledgered(rival):
+    """(old, new) renaming a rival's release's `ledger` output (the file stays, no ledger row)."""
+    old = 'ledger=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}/' + rival
+    return old, old.replace("ledger=", "book=")
+
+
+LLP_RELEASE = '        release=lambda wc: llp_file(wc, "oracle", "proportions"),\n'
+DPMERF_SAMPLES = '        samples=lambda wc: dpmerf_file(wc, "learner", "samples"),\n'
+# Each miswiring of the comparison's rules: (file under rules/, old, new), the rules the audit then
+# flags, one flagged read (rule, curator file the chain starts from, rules along the chain, file
+# read), by file name, and the release that no longer counts as one.
+COMPARE_MISWIRINGS = {
+    "train_llp reads target_val": (
+        ("compare.smk", LLP_RELEASE, LLP_RELEASE + "        leak=rules.split_target.output.val,\n"),
+        {"train_llp"},
+        ("train_llp", "target_val.npz", (), "target_val.npz"),
+        None,
+    ),
+    "train_dpmerf reads target_val": (
+        ("synthetic.smk", DPMERF_SAMPLES, DPMERF_SAMPLES + "        leak=rules.split_target.output.val,\n"),
+        {"train_dpmerf"},
+        ("train_dpmerf", "target_val.npz", (), "target_val.npz"),
+        None,
+    ),
+    "oracle_proportions loses its ledger": (
+        ("compare.smk", *_unledgered("llp")),
+        {"train_llp"},
+        ("train_llp", "target_val.npz", ("oracle_proportions",), "proportions.npz"),
+        "oracle_proportions",
+    ),
+    "dpmerf_release loses its ledger": (
+        ("synthetic.smk", *_unledgered("dpmerf")),
+        {"dpmerf_samples", "train_dpmerf"},
+        ("train_dpmerf", "target_val.npz", ("dpmerf_release", "dpmerf_samples"), "samples.npz"),
+        "dpmerf_release",
+    ),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", COMPARE_MISWIRINGS)
+def test_taint_audit_catches_a_miswired_rival(tmp_path, name):
+    """The comparison's audit (as test_the_comparison_passes_the_taint_audit_with_its_releases) on a
+    copy of the project with one rival's rule miswired: a learner rule reading the curator's
+    validation split, or a release whose ledger is no longer its `ledger` output."""
+    (file, old, new), rules, read, lost = COMPARE_MISWIRINGS[name]
+    project = project_copy(tmp_path)
+    replace_once(project / "rules" / file, old, new)
+    smoke = ["--configfile", str(project / "config/extended.yaml"), str(project / "tests/extended_smoke.yaml")]
+    p = taint.plan(["compare", *copy_args(project), *smoke])
+    violations = taint.audit(p.jobs, p.curator)
+    described = {(v.rule, Path(v.chain[0]).name, v.chain[1::2], Path(v.file).name) for v in violations}
+    assert {v.rule for v in violations} == rules and read in described
+    releases = {job.rule for job in p.jobs if job.release}
+    assert lost not in releases and len(releases) == 7 - (lost is not None)
 
 
 @pytest.mark.slow
