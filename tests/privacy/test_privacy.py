@@ -161,7 +161,7 @@ def test_taint_audit_passes_the_workflow_and_sees_the_target_flow(args, monkeypa
 
 
 MODELS = "        models=lambda wc: [model_file("
-LABELS = "        labels=rules.estimate_labels.output[0],\n"
+LABELS = "        labels=labels_file,\n"
 BINS_SOURCE = '        rules.generate_data.output.source,\n    output:\n        f"{R}/learner/'
 FIRST_EPS_ACCURACY = (
     "        lambda wc: [] if wc.eps == EPSILONS[0] else "
