@@ -121,11 +121,11 @@ _MEASUREMENTS = {}
 
 
 def _table_measurement(context, sizes, eps, algorithm, dp):
-    """OpenDP's measurement releasing the contingency table, as `query.resolve()` builds it, built
-    once per process for each (columns' sizes, eps, algorithm) and the context's data domain (the
-    columns' names and types). It depends on these public parameters alone: its plan starts from an
-    empty frame of that domain, never from the records. Building it costs OpenDP a search of ~1,140
-    steps for the one-way marginals' noise scale, about half of a release's time at CTG's size
+    """OpenDP's measurement releasing the contingency table, as `query.contingency_table()` builds
+    it, built once per process for each (columns' sizes, eps, algorithm) and the context's data
+    domain (the columns' names and types). It depends on these public parameters alone: its plan
+    starts from an empty frame of that domain, never from the records. Building it (with a search
+    for the one-way marginals' noise scale) is about half of a release's time at CTG's size
     (docs/performance.md); the seeds of a block whose bins have the same counts share it. Each
     release still invokes it through its own compositor on its own records (`context(measurement)`,
     what `query.release()` does), so each run is eps-DP as before, accounted by OpenDP, with fresh

@@ -96,8 +96,8 @@ def test_llp_recovers_the_labels_from_exact_proportions():
 
 
 def test_llp_separates_the_labels_inside_mixed_bags():
-    """y = [x0 + x1 > 1] on two bins per feature: every bag holds 20-80 % positives, and the four
-    cells the bags cut share two of them half and half, so no rule reading a sample's bags alone
+    """y = [x0 + x1 > 1] on two bins per feature: every bag holds 20-80 % positives, and the label
+    splits two of the four cells the bags cut about in half, so no rule reading a sample's bags alone
     (its proportions, thresholded or not) gets above ~78 %. The bag-trained network, smooth in x,
     puts the boundary inside the cells."""
     r = np.random.default_rng(0)
@@ -113,7 +113,6 @@ def test_llp_separates_the_labels_inside_mixed_bags():
         _, cell = np.unique(ids, axis=0, return_inverse=True)
         bayes.append(sum(max(y[b][cell == c].sum(), (1 - y[b][cell == c]).sum()) for c in range(4)) / len(cell))
     assert 0.2 <= proportions.min() and proportions.max() <= 0.8 and max(bayes) < 0.8
-    assert ((proportions.mean(axis=2) > 0.5) == y).mean(axis=1).max() <= max(bayes)
     model = train_mlps(
         x, Bags(bags, proportions), np.ones(y.shape), [32, 32], [1, 2, 3], 100, 64, 1e-3, holdout=0.2, patience=10
     )
