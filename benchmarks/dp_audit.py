@@ -233,24 +233,26 @@ def settings_markdown(rows, eps):
         "exact / claimed",
         f"share of the run's eps = {eps:g}: claimed, exact",
     ]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for row in rows:
-        cells = [
-            row["dataset"],
-            "yes" if row["asked"] else "no",
-            row["n"],
-            row["d"],
-            row["q"],
-            f"{row['scale']:g}",
-            f"{row['claimed']:.3f}",
-            f"{row['removal']:.3f}",
-            f"{row['addition']:.3f}",
-            f"{row['exact']:.3f}",
-            f"{row['exact'] / row['claimed']:.2f}",
-            f"{row['claimed'] / eps:.0%}, {row['exact'] / eps:.0%}",
-        ]
-        lines.append("| " + " | ".join(str(c) for c in cells) + " |")
-    return "\n".join(lines) + "\n"
+    return markdown_table(
+        header,
+        (
+            [
+                row["dataset"],
+                "yes" if row["asked"] else "no",
+                row["n"],
+                row["d"],
+                row["q"],
+                f"{row['scale']:g}",
+                f"{row['claimed']:.3f}",
+                f"{row['removal']:.3f}",
+                f"{row['addition']:.3f}",
+                f"{row['exact']:.3f}",
+                f"{row['exact'] / row['claimed']:.2f}",
+                f"{row['claimed'] / eps:.0%}, {row['exact'] / eps:.0%}",
+            ]
+            for row in rows
+        ),
+    )
 
 
 def counts_query_markdown(table):
@@ -264,20 +266,22 @@ def counts_query_markdown(table):
         "event S",
         "D vs D'",
     ]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for row in table.itertuples():
-        cells = [
-            list(row.bin_size),
-            f"{row.scale:g}",
-            fmt(row.claimed_eps),
-            fmt(row.exact_eps),
-            fmt(row.exact_all),
-            fmt(row.eps_lower),
-            f"`{row.event}`",
-            row.neighbours,
-        ]
-        lines.append("| " + " | ".join(str(c) for c in cells) + " |")
-    return "\n".join(lines) + "\n"
+    return markdown_table(
+        header,
+        (
+            [
+                list(row.bin_size),
+                f"{row.scale:g}",
+                fmt(row.claimed_eps),
+                fmt(row.exact_eps),
+                fmt(row.exact_all),
+                fmt(row.eps_lower),
+                f"`{row.event}`",
+                row.neighbours,
+            ]
+            for row in table.itertuples()
+        ),
+    )
 
 
 def counts_query_summary(table):
@@ -289,6 +293,13 @@ def counts_query_summary(table):
         f"{ratio:.2f} times the claim) and stays below the exact loss of the audited pair in {below} "
         f"of {len(table)}.\n"
     )
+
+
+def markdown_table(header, rows):
+    """A Markdown table: the header, then one line per row of cells."""
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(str(c) for c in cells) + " |" for cells in rows]
+    return "\n".join(lines) + "\n"
 
 
 def fmt(x):
@@ -306,38 +317,42 @@ def markdown(table):
         "event S",
         "D vs D'",
     ]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for row in table.itertuples():
-        cells = [
-            row.mechanism,
-            row.bin_size,
-            f"{row.scale:g}",
-            fmt(row.claimed_eps),
-            fmt(row.exact_eps),
-            fmt(row.eps_lower),
-            f"`{row.event}`",
-            row.neighbours,
-        ]
-        lines.append("| " + " | ".join(str(c) for c in cells) + " |")
-    return "\n".join(lines) + "\n"
+    return markdown_table(
+        header,
+        (
+            [
+                row.mechanism,
+                row.bin_size,
+                f"{row.scale:g}",
+                fmt(row.claimed_eps),
+                fmt(row.exact_eps),
+                fmt(row.eps_lower),
+                f"`{row.event}`",
+                row.neighbours,
+            ]
+            for row in table.itertuples()
+        ),
+    )
 
 
 def dirichlet_markdown(table):
     header = ["bin size N", "1/eps", "pairs", "claimed eps", "claimed delta", "eps lower (95 %)", "event S", "D vs D'"]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for row in table.itertuples():
-        cells = [
-            row.bin_size,
-            f"{row.scale:g}",
-            row.pairs,
-            fmt(row.claimed_eps),
-            f"{row.claimed_delta:g}",
-            fmt(row.eps_lower),
-            f"`{row.event}`",
-            row.neighbours,
-        ]
-        lines.append("| " + " | ".join(str(c) for c in cells) + " |")
-    return "\n".join(lines) + "\n"
+    return markdown_table(
+        header,
+        (
+            [
+                row.bin_size,
+                f"{row.scale:g}",
+                row.pairs,
+                fmt(row.claimed_eps),
+                f"{row.claimed_delta:g}",
+                fmt(row.eps_lower),
+                f"`{row.event}`",
+                row.neighbours,
+            ]
+            for row in table.itertuples()
+        ),
+    )
 
 
 def dirichlet_summary(table):
