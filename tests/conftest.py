@@ -9,7 +9,7 @@ from expril.privacy.noise import SECRET_VARIABLE
 
 
 @pytest.fixture(scope="session", autouse=True)
-def session_cache(tmp_path_factory):
+def session_environment(tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("EXPRIL_CACHE_DIR", str(tmp_path_factory.mktemp("expril_cache")))
         patch.delenv(SECRET_VARIABLE, raising=False)

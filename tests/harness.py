@@ -6,17 +6,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
-TUNING = ROOT / "data" / "tuning"
-# The tests of the published choice wait for `snakemake tune` and `publish_tuning` (hours of
-# calibration runs); until then they are reported as skipped, with the reason.
-needs_published_tuning = pytest.mark.skipif(
-    not (TUNING / "choice.yaml").exists(),
-    reason="data/tuning/ not published yet: run `snakemake tune`, then `snakemake publish_tuning`",
-)
+TUNING = ROOT / "data" / "tuning"  # the published choice (`snakemake tune`, then `publish_tuning`)
 
 
 def snakemake(*args, check=True, cwd=ROOT):

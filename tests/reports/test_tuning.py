@@ -11,7 +11,7 @@ import yaml
 
 from expril.reports import tuning
 from expril.workflow import grids
-from harness import ROOT, TUNING, needs_published_tuning, plan
+from harness import ROOT, TUNING, plan
 
 GRID = grids.load(ROOT / "config" / "tuning.yaml")
 EXTENDED = ["--configfile", "config/extended.yaml"]
@@ -107,7 +107,6 @@ def test_the_tune_plan_reads_calibration_runs_only():
     assert all(f"/{calibration}" in f for f in select["input"] if f.startswith("results/plan/eval/"))
 
 
-@needs_published_tuning
 def test_the_committed_choice_is_the_selection_from_the_committed_calibration_table():
     """data/tuning/ (snakemake publish_tuning): recomputing the choice from the committed table
     gives the committed choice."""

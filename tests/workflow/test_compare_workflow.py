@@ -17,7 +17,6 @@ from harness import (
     copy_args,
     counts,
     dry_run_jobs,
-    needs_published_tuning,
     plan,
     project_copy,
     replace_once,
@@ -71,7 +70,6 @@ def test_the_extended_study_plans_every_method_dataset_and_eps():
 
 
 @pytest.mark.slow
-@needs_published_tuning
 def test_the_tuned_study_runs_every_chosen_setting():
     """With the committed choice, the comparison evaluates each method's chosen setting at every
     dataset and eps, beside its as-configured runs."""
