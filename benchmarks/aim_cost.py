@@ -2,6 +2,7 @@
 time"), before and after OpenDP's contingency-table measurement is shared by a block's seeds.
 
     .venv/bin/python -m benchmarks.aim_cost [--dataset CTG-B] [--eps 1] [--blocks 1,3] [--configs before,after]
+    .venv/bin/python -m benchmarks.aim_cost --blocks 1 --configs after,cached,cached
 
 Each (configuration, block size) runs in a fresh process with one thread: it imports OpenDP,
 polars, mbi and JAX, then fits AIM on the validation split of each seed of the block (seeds 0..b-1:
@@ -17,10 +18,13 @@ time and, where two are given, of the process's CPU time (steadier on a shared m
 - block and per release: the whole block, and per release without the import.
 
 `before` builds OpenDP's measurement for every release, as `query.release()` did before it was
-shared; `after` is the current code. Each release's accounted eps and the mean L1 error of its
-model's (feature, label) marginals against the records' are printed too (OpenDP's noise cannot be
-seeded: compare their spread, not their values). Last, how many measurements a block of 20 seeds
-builds on each dataset (one per distinct list of bin counts).
+shared; `after` is the current code; `cached` is `after` with JAX's persistent compilation cache in
+a folder the report's `cached` rows share (the first fills it, the next reuse it), every program
+cached however short its compilation; its rows print the cache's hits and misses. Each release's
+accounted eps and the mean L1 error of its model's (feature, label) marginals against the records'
+are printed too (OpenDP's noise cannot be seeded: compare their spread, not their values). Last,
+how many measurements a block of 20 seeds builds on each dataset (one per distinct list of bin
+counts).
 Timings on a shared machine move by 10-20 %.
 """
 
@@ -29,10 +33,9 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
-
-import yaml
 
 START = time.perf_counter()
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,6 +47,7 @@ def block_data(dataset, eps, seeds):
 
     from expril import datasets, settings
     from expril.method import binning
+    from expril.workflow.config import planned_config
 
     if dataset == "table":  # bins per feature fixed, as q is for a dataset and eps
         out, q = [], np.random.default_rng(22).integers(5, 11, 22)
@@ -53,15 +57,8 @@ def block_data(dataset, eps, seeds):
             x = g.normal(size=(700, 22)) + np.outer(y, g.uniform(-1, 1, 22))
             out.append((x, y, [binning.feature_edges(g.normal(size=700), int(k)) for k in q]))
         return out
-    config = yaml.safe_load((ROOT / "config.yaml").read_text())
-    choice = yaml.safe_load((ROOT / "data/identification/choice.yaml").read_text())
-    defaults = {
-        "label_gain": 1.0,
-        "label_threshold": "target_median",
-        "source_means": "independent",
-        "lb_selects": "source",
-    }  # config.schema.yaml's, which Snakemake fills in
-    spec = defaults | config["benchmarks"][dataset] | choice.get("benchmarks", {}).get(dataset, {})
+    config = planned_config(ROOT)
+    spec = config["benchmarks"][dataset]
     ctg = None
     if spec["generator"] == "ctg":
         ctg = datasets.load_ctg(ROOT / config["ctg"]["csv"], config["ctg"]["sha256"])
@@ -117,6 +114,8 @@ def child(args):
             spent_on["compile"] += duration
 
     monitoring.register_event_duration_secs_listener(on_event)
+    cache = {"/jax/compilation_cache/cache_hits": 0, "/jax/compilation_cache/cache_misses": 0}
+    monitoring.register_event_listener(lambda event, **kw: event in cache and cache.update({event: cache[event] + 1}))
     build = aim._table_measurement
 
     def timed_build(*a, **k):
@@ -148,14 +147,21 @@ def child(args):
                 "fits_cpu": fits_cpu,
                 "releases": releases,
                 "built": len(built),
+                "cache": list(cache.values()),
                 **spent_on,
             }
         )
     )
 
 
-def run(config, block, dataset, eps):
+def run(config, block, dataset, eps, jax_cache):
     env = dict(os.environ, OMP_NUM_THREADS="1")
+    if config == "cached":
+        env |= {
+            "JAX_COMPILATION_CACHE_DIR": jax_cache,
+            "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+            "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "-1",
+        }
     command = [sys.executable, "-m", "benchmarks.aim_cost", "--child", "--config", config, "--block", str(block)]
     command += ["--dataset", dataset, "--eps", str(eps)]
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
@@ -167,7 +173,9 @@ def run(config, block, dataset, eps):
 def distinct_measurements(eps, runs=20):
     """Per dataset of config.yaml, how many measurements a block of `runs` seeds builds: one per
     distinct list of the features' bin counts (ties in CTG's discrete features merge bins)."""
-    datasets = yaml.safe_load((ROOT / "config.yaml").read_text())["benchmarks"]
+    from expril.workflow.config import planned_config
+
+    datasets = planned_config(ROOT)["benchmarks"]
     return {
         d: len({tuple(len(e) + 1 for e in edges) for _, _, edges in block_data(d, eps, range(runs))}) for d in datasets
     }
@@ -180,21 +188,30 @@ def report(dataset="CTG-B", eps=1.0, blocks=(1, 3), configs=("before", "after"))
         f"time / CPU time (the machine is shared: compare CPU); load average {os.getloadavg()[0]:.1f} at the start. "
         "`before` builds OpenDP's measurement for every release, `after` once per process and list of bin "
         "counts (the code). At a block of 1 both run the same code: their difference is the timings' noise "
-        "floor. Timings leave out the scoring of the marginals, done after the fits.\n"
+        "floor. Timings leave out the scoring of the marginals, done after the fits."
+        + (
+            " `cached` is `after` with JAX's persistent compilation cache, one folder for the cached rows (the first"
+            " fills it), every program cached; in brackets the cache's hits and misses."
+            if "cached" in configs
+            else ""
+        )
+        + "\n"
     )
     yield (
         "| configuration | block | import | JAX compile | measurement (built) | rest of fit | block | per release | "
         "ε accounted | mean L1 of (feature, label) marginals |"
     )
     yield "|---|---|---|---|---|---|---|---|---|---|"
+    jax_cache = tempfile.TemporaryDirectory()
     for block in blocks:
         for config in configs:
-            r = run(config, block, dataset, eps)
+            r = run(config, block, dataset, eps, jax_cache.name)
             rest = r["fits"] - r["compile"] - r["measurement"]
             spent = sorted({repr(x["spent"]) for x in r["releases"]})
             l1 = ", ".join(f"{x['l1']:.3f}" for x in r["releases"])
+            hits = " ({} hits, {} misses)".format(*r["cache"]) if config == "cached" else ""
             yield (
-                f"| {config} | {block} | {r['import']:.1f} / {r['import_cpu']:.1f} | {r['compile']:.1f} | "
+                f"| {config}{hits} | {block} | {r['import']:.1f} / {r['import_cpu']:.1f} | {r['compile']:.1f} | "
                 f"{r['measurement']:.1f} / {r['measurement_cpu']:.1f} ({r['built']}) | {rest:.1f} | "
                 f"{r['import'] + r['fits']:.1f} / {r['import_cpu'] + r['fits_cpu']:.1f} | "
                 f"{r['fits'] / block:.1f} / {r['fits_cpu'] / block:.1f} | {', '.join(spent)} | {l1} |"

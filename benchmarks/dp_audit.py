@@ -8,7 +8,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-import yaml
 
 from expril import datasets, settings
 from expril.io import save_text
@@ -22,15 +21,15 @@ from expril.privacy.audit import (
     exact_counts_query_epsilon,
     worst_counts_query_epsilon,
 )
+from expril.workflow.config import planned_config
 
 SAMPLES = 1_500_000  # per data set: half selects the event, half bounds it
 BIN_SIZES, SCALES = (1, 2, 3, 5, 10, 50), (1, 2, 5)
 RECORD_MECHANISMS = tuple(m for m in ONE_BIN if m != "dirichlet")
 # `paper`'s bin counts query: one feature's bin counts (its first two bins audited).
 COUNTS_QUERY_BINS = ((1, 1), (1, 9), (5, 5), (1, 1, 1))
-# The workflow's settings the counts query's exact loss is given for (config.yaml, overridden by
-# data/identification/choice.yaml as the Snakefile does), at EPS.
-CONFIG, CHOICE, EPS = Path("config.yaml"), Path("data/identification/choice.yaml"), 1.0
+# The eps the counts query's exact loss is given for, with the workflow's settings (planned_config).
+EPS = 1.0
 # Small bins, where no sigma exists, and large ones, where the Beta draw is used.
 DIRICHLET_BIN_SIZES = (2, 5, 10, 100, 1000)
 OUTPUT = Path("docs/privacy_audit.md")
@@ -149,12 +148,10 @@ clip atoms among the cuts, as for `counts-pair`. Claimed eps: the Lemma's 1/lamb
 
 def workflow_settings(eps=EPS):
     """Per dataset at `eps`: n', d, q, lambda, the query's claim and its exact worst-case loss."""
-    config = yaml.safe_load(CONFIG.read_text())
-    choice = yaml.safe_load(CHOICE.read_text()) or {}
+    config = planned_config()
     iterations, bins = config["iterations"], config["bins"]
     rows = []
     for name, spec in config["benchmarks"].items():
-        spec = spec | choice.get("benchmarks", {}).get(name, {})
         n = settings.n_val(spec["n_target"], spec.get("val_fraction", config["val_fraction"]))
         d = settings.feature_count(spec)
         scale = calibration.laplace_scale(d, iterations, eps)
@@ -183,9 +180,8 @@ def realised_ctg(seeds=(0, 1, 2), name="CTG-B", eps=EPS):
     `eps` (the learner's bins: source quantiles at the configured q; a nearly discrete feature gets
     fewer): per seed, (bins per feature, addition's sum_f q_f / lambda, removal's max over the
     split's records, the exact loss, the larger)."""
-    config = yaml.safe_load(CONFIG.read_text())
-    choice = yaml.safe_load(CHOICE.read_text()) or {}
-    spec = config["benchmarks"][name] | choice.get("benchmarks", {}).get(name, {})
+    config = planned_config()
+    spec = config["benchmarks"][name]
     val_fraction = spec.get("val_fraction", config["val_fraction"])
     n, d = settings.n_val(spec["n_target"], val_fraction), settings.feature_count(spec)
     scale = calibration.laplace_scale(d, config["iterations"], eps)

@@ -23,11 +23,12 @@ import sys
 import pandas as pd
 
 from benchmarks.pipeline import METHOD_RULES, ROOT, job_times
+from expril.workflow.config import planned_config
 
 MMD = "ExPriL by MMD (C and I)"
 UNTUNED = (
-    "; the as-configured column only, as data/tuning/choice.yaml is not published yet: the tuned column adds"
-    " its own runs wherever a chosen setting differs from the configured one"
+    "; the as-configured column only, as {} is not published yet: the tuned column adds its own runs wherever"
+    " a chosen setting differs from the configured one"
 )
 BLOCK = re.compile(r"/(\d+)-(\d+)[/.]")
 
@@ -127,7 +128,7 @@ def per_run_table(jobs):
 def report(results="results/extended", cores=2):
     """The cost model as Markdown lines: the measured jobs, each method's cost per run and eps,
     and the projected calibration and reported runs."""
-    jobs = measured(results)
+    jobs, choice = measured(results), planned_config(ROOT)["comparison"]["choice"]
     yield (
         f"Measured: the {len(jobs)} jobs of {results} ({jobs.wall.sum() / 3600:.2f} job-hours), start-up and step "
         "per run from each job's benchmark and log.\n"
@@ -142,7 +143,7 @@ def report(results="results/extended", cores=2):
             f"{len(plan)} jobs, projected {total:.1f} job-hours, {total / cores:.1f} h wall on {cores} cores, "
             f"start-up {plan.startup.sum() / 3600 / total:.0%} of job time"
             + (f" (not measured, costed 0: {', '.join(missing)})" if missing else "")
-            + (UNTUNED if target == "compare" and not (ROOT / "data/tuning/choice.yaml").exists() else "")
+            + (UNTUNED.format(choice) if target == "compare" and not (ROOT / choice).exists() else "")
             + ".\n"
         )
         yield "| method | jobs | start-up (h) | step (h) | job-hours |"

@@ -2,7 +2,8 @@
 
 Snakemake reads a top-level `--config KEY=VALUE` as a number or a boolean where it can, but every
 list item and nested value stays text (`training={"epochs": 30}` gives epochs '30'), which the
-schema then refuses. Only the Snakemake process that plans the workflow imports this module."""
+schema then refuses. Only the Snakemake process that plans the workflow, and the benchmarks that
+read its configuration, import this module."""
 
 import functools
 from pathlib import Path
@@ -84,3 +85,16 @@ def readable_yaml(path):
             f"{path}: line {mark.line + 1}, column {mark.column + 1}: {error.problem or error.context}"
         ) from None
     return path
+
+
+def planned_config(root="."):
+    """The configuration the Snakefile plans with, for scripts outside it (the benchmarks): config.yaml
+    updated by data/identification/choice.yaml as its `configfile:` lines do, and the schema's
+    defaults filled in as rules/common.smk's validation does."""
+    from snakemake.utils import update_config, validate
+
+    root = Path(root)
+    config = yaml.safe_load((root / "config.yaml").read_text())
+    update_config(config, yaml.safe_load((root / "data/identification/choice.yaml").read_text()) or {})
+    validate(config, schema=str(root / "config.schema.yaml"), set_default=True)
+    return config

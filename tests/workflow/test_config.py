@@ -10,7 +10,7 @@ from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
 from expril import settings
-from expril.workflow.config import readable_yaml, schema_types
+from expril.workflow.config import planned_config, readable_yaml, schema_types
 from harness import ROOT, plan
 
 SCHEMA = ROOT / "config.schema.yaml"
@@ -114,6 +114,26 @@ def test_a_malformed_config_file_is_named_with_its_line(tmp_path):
     # Every config file the Snakefile reads goes through the check.
     snakefile = (ROOT / "Snakefile").read_text()
     assert snakefile.count("configfile:") == snakefile.count("configfile: readable_yaml(") == 2
+
+
+def test_scripts_outside_the_workflow_read_the_configuration_it_plans_with(tmp_path):
+    """config.yaml, the identification's choice merged into it key by key, and the schema's
+    defaults, as the Snakefile and rules/common.smk give them (benchmarks/ read it so)."""
+    (tmp_path / "data/identification").mkdir(parents=True)
+    (tmp_path / "config.schema.yaml").write_text(SCHEMA.read_text())
+    base = config()
+    base["benchmarks"]["C"].pop("label_gain", None)
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(base))
+    choice = {"benchmarks": {"CTG-B": {"lb_selects": "target"}, "C": {"source_means": "shared"}}}
+    (tmp_path / "data/identification/choice.yaml").write_text(yaml.safe_dump(choice))
+    planned = planned_config(tmp_path)
+    assert planned["benchmarks"]["CTG-B"]["lb_selects"] == "target"
+    assert planned["benchmarks"]["CTG-A"]["lb_selects"] == "source"  # the schema's default for ctg
+    assert planned["benchmarks"]["C"]["source_means"] == "shared"
+    assert planned["benchmarks"]["C"]["label_gain"] == 1.0  # the schema's default for latent
+    # The choice adds to a benchmark's keys, it does not replace the benchmark.
+    assert planned["benchmarks"]["CTG-B"]["n_target"] == base["benchmarks"]["CTG-B"]["n_target"]
+    assert "label_gain" not in planned["benchmarks"]["A"]  # clusters: no latent defaults
 
 
 @pytest.mark.slow
