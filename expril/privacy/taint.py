@@ -4,7 +4,9 @@ Every file under the results folder's curator/ is tainted (the target, with its 
 is every output of a job that reads a tainted file, except the outputs of a release: a job that
 applies a registered privacy mechanism and writes a ledger row (`is_release`). A rule is a
 learner rule unless ROLES puts it on the curator or the evaluator side; a learner job that reads
-a tainted file is a violation. See docs/privacy.md, "Who sees what".
+a tainted file is a violation, and so is a job of a release rule that is not a release (its
+output would leave the curator unaccounted, even where only the evaluator reads it, as DP-SGD's
+model). See docs/privacy.md, "Who sees what".
 
     .venv/bin/python -m expril.privacy.taint [--configfile FILE ...] [--config KEY=VALUE ...]
                                      [--snakefile FILE] [--directory DIR] [TARGET ...]
@@ -22,16 +24,17 @@ from pathlib import Path
 
 from expril.privacy.mechanisms import MECHANISMS
 
-# Rules that may read tainted files. Every other rule is a learner rule (default-deny).
+# Rules that may read tainted files. Every other rule is a learner rule (default-deny). The curator's
+# rules are "curator" (its own data) or "release" (every job a release).
 ROLES = {
     "split_target": "curator",
-    "oracle_marginals": "curator",
-    "oracle_errors": "curator",
-    "oracle_proportions": "curator",
-    "train_dpsgd": "curator",
-    "oracle_embedding": "curator",
-    "dpmerf_release": "curator",
-    "aim_release": "curator",
+    "oracle_marginals": "release",
+    "oracle_errors": "release",
+    "oracle_proportions": "release",
+    "train_dpsgd": "release",
+    "oracle_embedding": "release",
+    "dpmerf_release": "release",
+    "aim_release": "release",
     "evaluate_hypotheses": "evaluator",
     "reference_models": "evaluator",
     "aggregate_results": "evaluator",
@@ -129,6 +132,11 @@ def audit(jobs, curator):
     return sorted(found, key=lambda v: len(v.chain))
 
 
+def unreleased(jobs):
+    """The release rules with a job that is not a release (no registered mechanism or no ledger row)."""
+    return sorted({job.rule for job in jobs if job.role == "release" and not job.release})
+
+
 def unknown_roles(rules):
     """Rules ROLES declares that the workflow no longer has."""
     return sorted(set(ROLES) - set(rules))
@@ -211,12 +219,14 @@ def main(argv=None):
         print(f"expril.privacy.taint.ROLES declares rule {rule}, which the workflow does not have")
     for v in violations:
         print(v)
+    for rule in unreleased(p.jobs):
+        print(f"{rule} is a release rule, but a job of it applies no registered mechanism or writes no ledger row")
     missing = sorted(p.rules - {job.rule for job in p.jobs})
     print(
         f"{len(p.jobs)} jobs, {len(violations)} violations; rules not in this plan, not audited: "
         f"{', '.join(missing) or 'none'}"
     )
-    return 1 if violations or unknown_roles(p.rules) else 0
+    return 1 if violations or unreleased(p.jobs) or unknown_roles(p.rules) else 0
 
 
 if __name__ == "__main__":

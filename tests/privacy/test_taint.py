@@ -4,7 +4,17 @@ import re
 
 import pytest
 
-from expril.privacy.taint import ROLES, Job, Violation, audit, is_release, module_rule, taint, unknown_roles
+from expril.privacy.taint import (
+    ROLES,
+    Job,
+    Violation,
+    audit,
+    is_release,
+    module_rule,
+    taint,
+    unknown_roles,
+    unreleased,
+)
 from harness import ROOT
 
 CURATOR = "res/curator"
@@ -34,6 +44,20 @@ def test_the_same_answers_without_a_release_are_tainted():
             ("res/curator/val.npz", "oracle_errors", "res/oracle/errors.npz"),
         )
     ]
+
+
+def test_a_release_rule_without_its_release_is_reported_even_where_no_learner_reads_it():
+    """DP-SGD's model is read by the evaluator only: without its ledger no learner read flags it,
+    but its rule is a release rule, so the lost release is reported."""
+    model = ("res/oracle/dpsgd/model.pt", "res/oracle/dpsgd/model.ledger.csv")
+    evaluate = Job("evaluate_rival", ("res/curator/test.npz", model[0]), ("res/eval/dpsgd.csv",))
+    released = Job("train_dpsgd", ("res/curator/val.npz",), model, release=True)
+    lost = Job("train_dpsgd", ("res/curator/val.npz",), model)
+    assert audit([SPLIT, lost, evaluate], CURATOR) == []
+    assert unreleased([SPLIT, released, ORACLE, evaluate]) == []
+    assert unreleased([SPLIT, lost, ORACLE, evaluate]) == ["train_dpsgd"]
+    # The curator's own data handling and the evaluator write no ledger and are not reported.
+    assert unreleased([SPLIT, REFERENCE, evaluate]) == []
 
 
 def test_a_direct_read_and_a_read_two_jobs_down_name_their_origin():
@@ -127,9 +151,10 @@ def _rule_steps():
 
 
 def test_a_rules_step_lives_in_the_module_of_its_audited_role():
-    """The package's files and the audit's ROLES say the same thing: a curator rule runs a step of
-    expril.steps.curator, an evaluator rule one of steps.evaluator (or a report), and every other
-    rule, audited as the learner's, one of steps.learner or steps.world."""
+    """The package's files and the audit's ROLES say the same thing: a curator or release rule runs a
+    step of expril.steps.curator, an evaluator rule one of steps.evaluator (or a report), and every
+    other rule, audited as the learner's, one of steps.learner or steps.world."""
+    modules = {"learner": ("learner", "world"), "release": ("curator",), "curator": ("curator",)}
     found = _rule_steps()
     assert len(found) == 29 and {"make_bins", "train_dpsgd", "evaluate_rival", "generate_data"} <= set(found)
     for rule, step in found.items():
@@ -137,4 +162,4 @@ def test_a_rules_step_lives_in_the_module_of_its_audited_role():
         if step is None:
             assert role == "evaluator", rule
         else:
-            assert step[0] in ({"learner": ("learner", "world")}.get(role, (role,))), (rule, step)
+            assert step[0] in modules.get(role, (role,)), (rule, step)
