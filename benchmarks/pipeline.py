@@ -397,7 +397,7 @@ def section_j(cores):
 def section_k():
     from benchmarks import aim_cost
 
-    return list(aim_cost.report())
+    return list(aim_cost.report(configs=("before", "after", "cached", "cached")))
 
 
 def method_costs(jobs, runs, n_eps):

@@ -30,7 +30,7 @@ UNTUNED = (
     "; the as-configured column only, as {} is not published yet: the tuned column adds its own runs wherever"
     " a chosen setting differs from the configured one"
 )
-BLOCK = re.compile(r"/(\d+)-(\d+)[/.]")
+BLOCK = re.compile(r"/(\d+)-(\d+)(?:[/.]|$)")
 
 
 def method_of(rule, path):
@@ -46,18 +46,25 @@ def method_of(rule, path):
     return next((m for m, rules in METHOD_RULES.items() if rule in rules), "shared")
 
 
+def cell(rule, path):
+    """A job's benchmark path with its seed block masked: the same cell (rule, dataset, eps, setting)
+    of another block has the same one."""
+    return rule + re.sub(r"/\d+-\d+(?=[/.]|$)", "/{block}", path, count=1)
+
+
 def measured(results):
-    """Per job of a results folder: rule, method, dataset, runs in its block, start-up, step per run."""
+    """Per job of a results folder: rule, method, dataset, cell, runs in its block, start-up, step per run."""
     jobs = job_times(results)
     jobs["runs"] = [int(m[2]) - int(m[1]) + 1 if (m := BLOCK.search(p)) else 1 for p in jobs.path]
     jobs["method"] = [method_of(r, p) for r, p in zip(jobs.rule, jobs.path)]
+    jobs["cell"] = [cell(r, p) for r, p in zip(jobs.rule, jobs.path)]
     jobs["startup"] = (jobs.wall - jobs.step).clip(lower=0)
     jobs["step_per_run"] = jobs.step / jobs.runs
     return jobs
 
 
 def planned(target, configfiles, config=()):
-    """The jobs of `snakemake --dry-run --forceall target`: rule, method, dataset, runs."""
+    """The jobs of `snakemake --dry-run --forceall target`: rule, method, dataset, cell, runs."""
     out = subprocess.run(
         [
             sys.executable,
@@ -76,27 +83,45 @@ def planned(target, configfiles, config=()):
         check=True,
     ).stdout
     rows = []
-    for rule, output in re.findall(r"^\s*(?:local)?rule (\w+):\n(?:.*\n)*?\s+output: (.*)$", out, re.M):
-        m = BLOCK.search("/" + output)
+    for rule, body in re.findall(r"^\s*(?:local)?rule (\w+):\n((?:\s+\w+: .*\n)+)", out, re.M):
+        fields = dict(re.findall(r"^\s+(\w+): (.*)$", body, re.M))
+        benchmark = re.search(rf"/benchmarks/{rule}(/.*)\.tsv$", fields.get("benchmark", ""))
+        output = fields.get("output", "")  # none for a target rule
+        path = benchmark[1] if benchmark else "/" + output
+        m = BLOCK.search(path)
         dataset = re.search(r"/(?:data|curator|learner|oracle|eval|reference)/([^/]+)/", output)
         rows.append(
             {
                 "rule": rule,
-                "method": method_of(rule, output),
+                "method": method_of(rule, path),
                 "dataset": dataset[1] if dataset else None,
+                "cell": cell(rule, path) if benchmark else None,
                 "runs": int(m[2]) - int(m[1]) + 1 if m else 1,
             }
         )
     return pd.DataFrame(rows)
 
 
+def any_eps(cell):
+    """A cell with its eps masked: the same rule, dataset and setting at another eps."""
+    return re.sub(r"/eps[^/~]+", "/eps{eps}", cell) if isinstance(cell, str) else None
+
+
 def costed(plan, jobs):
-    """Each planned job's projected seconds (start-up, step) from the measured jobs."""
+    """Each planned job's projected seconds (start-up, step) from the measured jobs: the medians of
+    its cell's jobs in other blocks where there are any, else of its setting's at other eps, else of
+    its rule's on its dataset, else of its rule's."""
+    per_cell = jobs.groupby("cell")[["startup", "step_per_run"]].median()
+    per_setting = jobs.groupby(jobs.cell.map(any_eps))[["startup", "step_per_run"]].median()
     per_dataset = jobs.groupby(["rule", "dataset"])[["startup", "step_per_run"]].median()
     per_rule = jobs.groupby("rule")[["startup", "step_per_run"]].median()
     rows = []
     for job in plan.itertuples():
-        if (job.rule, job.dataset) in per_dataset.index:
+        if job.cell in per_cell.index:
+            cost = per_cell.loc[job.cell]
+        elif any_eps(job.cell) in per_setting.index:
+            cost = per_setting.loc[any_eps(job.cell)]
+        elif (job.rule, job.dataset) in per_dataset.index:
             cost = per_dataset.loc[(job.rule, job.dataset)]
         elif job.rule in per_rule.index:
             cost = per_rule.loc[job.rule]
@@ -122,6 +147,31 @@ def per_run_table(jobs):
             for b in (3, 20)
         ]
         lines.append(f"| {method} | {units} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def check(jobs, calibration_from=10000):
+    """The model against the reported runs measured so far, per method: each job of a block below
+    `calibration_from` costed from the calibration's jobs alone (blocks of 5) and its measured wall
+    time, as Markdown lines (none where no such job has run)."""
+    first = jobs.path.str.extract(BLOCK)[0].astype(float)
+    model, reported = jobs[first >= calibration_from], jobs[first < calibration_from]
+    if reported.empty:
+        return []
+    plan = costed(reported[["rule", "method", "dataset", "cell", "runs"]], model).assign(wall=reported.wall)
+    plan = plan[plan.startup.notna()]
+    lines = [
+        f"\nThe model against the reported runs measured so far: {len(plan)} jobs of blocks of 20, each costed "
+        "from the calibration's jobs alone (blocks of 5) and timed.\n",
+        "| method | jobs | projected (h) | measured (h) | measured / projected |",
+        "|---|---|---|---|---|",
+    ]
+    for method, part in [*plan.groupby("method"), ("all", plan)]:
+        projected = (part.startup.sum() + part.step.sum()) / 3600
+        lines.append(
+            f"| {method} | {len(part)} | {projected:.2f} | {part.wall.sum() / 3600:.2f} | "
+            f"{part.wall.sum() / 3600 / projected:.2f} |"
+        )
     return lines
 
 
@@ -153,6 +203,7 @@ def report(results="results/extended", cores=2):
                 f"| {method} | {len(part)} | {part.startup.sum() / 3600:.2f} | {part.step.sum() / 3600:.2f} | "
                 f"{(part.startup.sum() + part.step.sum()) / 3600:.2f} |"
             )
+    yield from check(jobs)
 
 
 def main():
