@@ -20,7 +20,8 @@ time and, where two are given, of the process's CPU time (steadier on a shared m
 `before` builds OpenDP's measurement for every release, as `query.release()` did before it was
 shared; `after` is the current code; `cached` is `after` with JAX's persistent compilation cache in
 a folder the report's `cached` rows share (the first fills it, the next reuse it), every program
-cached however short its compilation; its rows print the cache's hits and misses. Each release's
+cached however short its compilation; its rows print the cache's hits and misses; `unoptimised`
+is `after` with XLA's optimisations off (`JAX_DISABLE_MOST_OPTIMIZATIONS`). Each release's
 accounted eps and the mean L1 error of its model's (feature, label) marginals against the records'
 are printed too (OpenDP's noise cannot be seeded: compare their spread, not their values). Last,
 how many measurements a block of 20 seeds builds on each dataset (one per distinct list of bin
@@ -162,6 +163,8 @@ def run(config, block, dataset, eps, jax_cache):
             "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
             "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "-1",
         }
+    if config == "unoptimised":
+        env["JAX_DISABLE_MOST_OPTIMIZATIONS"] = "1"
     command = [sys.executable, "-m", "benchmarks.aim_cost", "--child", "--config", config, "--block", str(block)]
     command += ["--dataset", dataset, "--eps", str(eps)]
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
@@ -193,6 +196,11 @@ def report(dataset="CTG-B", eps=1.0, blocks=(1, 3), configs=("before", "after"))
             " `cached` is `after` with JAX's persistent compilation cache, one folder for the cached rows (the first"
             " fills it), every program cached; in brackets the cache's hits and misses."
             if "cached" in configs
+            else ""
+        )
+        + (
+            " `unoptimised` is `after` with XLA's optimisations off (JAX_DISABLE_MOST_OPTIMIZATIONS)."
+            if "unoptimised" in configs
             else ""
         )
         + "\n"
