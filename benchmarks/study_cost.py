@@ -5,14 +5,15 @@ study, calibration (`snakemake tune`) and reported runs (`snakemake compare`), o
     .venv/bin/python -m benchmarks.study_cost [--measured results/extended] [--cores 2]
 
 Measured: the job benchmarks and logs of a results folder (Snakemake's benchmark file gives a job's
-wall time, expril.steps.blocks.timed logs its step's own time): per rule and dataset, a job's
-start-up (wall less step: the process's start and imports) and its step time per run of its seed
-block, medians over the jobs measured. Planned: the jobs Snakemake would run for `tune` and
-`compare` from scratch (--dry-run --forceall), each costed at its rule's start-up plus its block's
-runs times its step per run (the rule's median over the measured datasets where its dataset was
-not measured; nothing for a rule never measured, which the output lists). Wall time on `cores`
-cores assumes the jobs fill them (the reported study's jobs are few and long, the calibration's
-many and short).
+wall time, expril.steps.blocks.timed logs its step's own time): per job, its start-up (wall less
+step: the process's start and imports) and its step time per run of its seed block. Planned: the
+jobs Snakemake would run for `tune` and `compare` from scratch (--dry-run --forceall), each costed
+at a start-up plus its block's runs times a step per run, medians over the measured jobs of its
+cell (the same rule, dataset, eps and setting in another seed block), else of its setting at
+other eps, else of its rule on its dataset, else of its rule (nothing for a rule never measured,
+which the output lists). Wall time on `cores` cores assumes the jobs fill them (the reported
+study's jobs are few and long, the calibration's many and short). Last, the check: the reported
+runs' jobs measured so far against what the calibration's jobs alone project for them.
 """
 
 import argparse
