@@ -20,8 +20,9 @@ time and, where two are given, of the process's CPU time (steadier on a shared m
 `before` builds OpenDP's measurement for every release, as `query.release()` did before it was
 shared; `after` is the current code; `cached` is `after` with JAX's persistent compilation cache in
 a folder the report's `cached` rows share (the first fills it, the next reuse it), every program
-cached however short its compilation; its rows print the cache's hits and misses; `unoptimised`
-is `after` with XLA's optimisations off (`JAX_DISABLE_MOST_OPTIMIZATIONS`). Each release's
+cached however short its compilation; its rows print the cache's hits and misses (the whole
+process: the fits and the scoring after them); `unoptimised` is `after` with XLA's optimisations
+off (`JAX_DISABLE_MOST_OPTIMIZATIONS`). Each release's
 accounted eps and the mean L1 error of its model's (feature, label) marginals against the records'
 are printed too (OpenDP's noise cannot be seeded: compare their spread, not their values). Last,
 how many measurements a block of 20 seeds builds on each dataset (one per distinct list of bin
@@ -194,7 +195,7 @@ def report(dataset="CTG-B", eps=1.0, blocks=(1, 3), configs=("before", "after"))
         "floor. Timings leave out the scoring of the marginals, done after the fits."
         + (
             " `cached` is `after` with JAX's persistent compilation cache, one folder for the cached rows (the first"
-            " fills it), every program cached; in brackets the cache's hits and misses."
+            " fills it), every program cached; in brackets the cache's hits and misses, fits and scoring."
             if "cached" in configs
             else ""
         )

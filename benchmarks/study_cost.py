@@ -9,10 +9,11 @@ wall time, expril.steps.blocks.timed logs its step's own time): per job, its sta
 step: the process's start and imports) and its step time per run of its seed block. Planned: the
 jobs Snakemake would run for `tune` and `compare` from scratch (--dry-run --forceall), each costed
 at a start-up plus its block's runs times a step per run, medians over the measured jobs of its
-cell (the same rule, dataset, eps and setting in another seed block), else of its setting at
-other eps, else of its rule on its dataset, else of its rule (nothing for a rule never measured,
-which the output lists). Wall time on `cores` cores assumes the jobs fill them (the reported
-study's jobs are few and long, the calibration's many and short). Last, the check: the reported
+cell (the same rule, dataset, eps and setting) at its block size (a measured job: its own time),
+else at another block size, else of its setting at other eps, else of its rule on its dataset, else
+of its rule (nothing for a rule never measured, which the output lists). Wall time on `cores`
+cores assumes the jobs fill them (the reported study's jobs are few and long, the calibration's
+many and short). Last, the check: the reported
 runs' jobs measured so far against what the calibration's jobs alone project for them.
 """
 
@@ -31,7 +32,7 @@ UNTUNED = (
     "; the as-configured column only, as {} is not published yet: the tuned column adds its own runs wherever"
     " a chosen setting differs from the configured one"
 )
-BLOCK = re.compile(r"/(\d+)-(\d+)(?:[/.]|$)")
+BLOCK = re.compile(r"/(\d+)-(\d+)(?:[/.~]|$)")  # a block ends a folder or a name: 0-19/, 0-19.tsv, 0-19~fmap
 
 
 def method_of(rule, path):
@@ -50,7 +51,7 @@ def method_of(rule, path):
 def cell(rule, path):
     """A job's benchmark path with its seed block masked: the same cell (rule, dataset, eps, setting)
     of another block has the same one."""
-    return rule + re.sub(r"/\d+-\d+(?=[/.]|$)", "/{block}", path, count=1)
+    return rule + re.sub(r"/\d+-\d+(?=[/.~]|$)", "/{block}", path, count=1)
 
 
 def measured(results):
@@ -105,31 +106,26 @@ def planned(target, configfiles, config=()):
 
 def any_eps(cell):
     """A cell with its eps masked: the same rule, dataset and setting at another eps."""
-    return re.sub(r"/eps[^/~]+", "/eps{eps}", cell) if isinstance(cell, str) else None
+    return re.sub(r"/eps[^/~-]+", "/eps{eps}", cell) if isinstance(cell, str) else None  # -mmd stays
 
 
 def costed(plan, jobs):
     """Each planned job's projected seconds (start-up, step) from the measured jobs: the medians of
-    its cell's jobs in other blocks where there are any, else of its setting's at other eps, else of
-    its rule's on its dataset, else of its rule's."""
-    per_cell = jobs.groupby("cell")[["startup", "step_per_run"]].median()
-    per_setting = jobs.groupby(jobs.cell.map(any_eps))[["startup", "step_per_run"]].median()
-    per_dataset = jobs.groupby(["rule", "dataset"])[["startup", "step_per_run"]].median()
-    per_rule = jobs.groupby("rule")[["startup", "step_per_run"]].median()
+    its cell's jobs of the same block size where there are any (a job already measured costs what
+    it took), else of its cell's in blocks of another size, else of its setting's at other eps, else
+    of its rule's on its dataset, else of its rule's."""
+    columns = ["startup", "step_per_run"]
+    tiers = [
+        (jobs.groupby(["cell", "runs"])[columns].median(), lambda job: (job.cell, job.runs)),
+        (jobs.groupby("cell")[columns].median(), lambda job: job.cell),
+        (jobs.groupby(jobs.cell.map(any_eps))[columns].median(), lambda job: any_eps(job.cell)),
+        (jobs.groupby(["rule", "dataset"])[columns].median(), lambda job: (job.rule, job.dataset)),
+        (jobs.groupby("rule")[columns].median(), lambda job: job.rule),
+    ]
     rows = []
     for job in plan.itertuples():
-        if job.cell in per_cell.index:
-            cost = per_cell.loc[job.cell]
-        elif any_eps(job.cell) in per_setting.index:
-            cost = per_setting.loc[any_eps(job.cell)]
-        elif (job.rule, job.dataset) in per_dataset.index:
-            cost = per_dataset.loc[(job.rule, job.dataset)]
-        elif job.rule in per_rule.index:
-            cost = per_rule.loc[job.rule]
-        else:
-            rows.append((float("nan"), float("nan")))
-            continue
-        rows.append((cost.startup, cost.step_per_run * job.runs))
+        cost = next((table.loc[key(job)] for table, key in tiers if key(job) in table.index), None)
+        rows.append((float("nan"), float("nan")) if cost is None else (cost.startup, cost.step_per_run * job.runs))
     return plan.assign(startup=[r[0] for r in rows], step=[r[1] for r in rows])
 
 
@@ -162,8 +158,9 @@ def check(jobs, calibration_from=10000):
     plan = costed(reported[["rule", "method", "dataset", "cell", "runs"]], model).assign(wall=reported.wall)
     plan = plan[plan.startup.notna()]
     lines = [
-        f"\nThe model against the reported runs measured so far: {len(plan)} jobs of blocks of 20, each costed "
-        "from the calibration's jobs alone (blocks of 5) and timed.\n",
+        f"\nThe model against the reported runs measured so far: {len(plan)} jobs of blocks of "
+        f"{reported.runs.max()}, each costed from the calibration's jobs alone (blocks of {model.runs.max()}) "
+        "and timed.\n",
         "| method | jobs | projected (h) | measured (h) | measured / projected |",
         "|---|---|---|---|---|",
     ]
@@ -178,7 +175,8 @@ def check(jobs, calibration_from=10000):
 
 def report(results="results/extended", cores=2):
     """The cost model as Markdown lines: the measured jobs, each method's cost per run and eps,
-    and the projected calibration and reported runs."""
+    the projected calibration and reported runs, and the check of the model against the reported
+    runs measured so far."""
     jobs, choice = measured(results), planned_config(ROOT)["comparison"]["choice"]
     yield (
         f"Measured: the {len(jobs)} jobs of {results} ({jobs.wall.sum() / 3600:.2f} job-hours), start-up and step "

@@ -138,6 +138,7 @@ def test_taint_audit_passes_the_workflow_and_sees_the_target_flow(args, monkeypa
     monkeypatch.chdir(ROOT)
     p = taint.plan(args)
     assert [str(v) for v in taint.audit(p.jobs, p.curator)] == [] and taint.unknown_roles(p.rules) == []
+    assert taint.unreleased(p.jobs) == []
     tainted = taint.taint(p.jobs, p.curator)
     # The target's labels reach the references, the evaluation and the tables, not the learner:
     # the oracle's outputs are releases.
