@@ -22,11 +22,10 @@ shared; `after` is the current code; `cached` is `after` with JAX's persistent c
 a folder the report's `cached` rows share (the first fills it, the next reuse it), every program
 cached however short its compilation; its rows print the cache's hits and misses (the whole
 process: the fits and the scoring after them); `unoptimised` is `after` with XLA's optimisations
-off (`JAX_DISABLE_MOST_OPTIMIZATIONS`). Each release's
-accounted eps and the mean L1 error of its model's (feature, label) marginals against the records'
-are printed too (OpenDP's noise cannot be seeded: compare their spread, not their values). Last,
-how many measurements a block of 20 seeds builds on each dataset (one per distinct list of bin
-counts).
+off (`JAX_DISABLE_MOST_OPTIMIZATIONS`). Each release's accounted eps and the mean L1 error of its
+model's (feature, label) marginals against the records' are printed too (OpenDP's noise cannot be
+seeded: compare their spread, not their values). Last, how many measurements a block of 20 seeds
+builds on each dataset (one per distinct list of bin counts).
 Timings on a shared machine move by 10-20 %.
 """
 

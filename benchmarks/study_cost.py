@@ -13,8 +13,8 @@ cell (the same rule, dataset, eps and setting) at its block size (a measured job
 else at another block size, else of its setting at other eps, else of its rule on its dataset, else
 of its rule (nothing for a rule never measured, which the output lists). Wall time on `cores`
 cores assumes the jobs fill them (the reported study's jobs are few and long, the calibration's
-many and short). Last, the check: the reported
-runs' jobs measured so far against what the calibration's jobs alone project for them.
+many and short). Last, the check: the reported runs' jobs measured so far against what the
+calibration's jobs alone project for them.
 """
 
 import argparse
@@ -32,7 +32,7 @@ UNTUNED = (
     "; the as-configured column only, as {} is not published yet: the tuned column adds its own runs wherever"
     " a chosen setting differs from the configured one"
 )
-BLOCK = re.compile(r"/(\d+)-(\d+)(?:[/.~]|$)")  # a block ends a folder or a name: 0-19/, 0-19.tsv, 0-19~fmap
+BLOCK = re.compile(r"/(\d+)-(\d+)(?=[/.~]|$)")  # a block ends a folder or a name: 0-19/, 0-19.tsv, 0-19~fmap
 
 
 def method_of(rule, path):
@@ -51,13 +51,20 @@ def method_of(rule, path):
 def cell(rule, path):
     """A job's benchmark path with its seed block masked: the same cell (rule, dataset, eps, setting)
     of another block has the same one."""
-    return rule + re.sub(r"/\d+-\d+(?=[/.~]|$)", "/{block}", path, count=1)
+    return rule + BLOCK.sub("/{block}", path, count=1)
+
+
+def block(path):
+    """A job's seed block in its path: (first seed, runs), or (None, 1) for a job without one."""
+    m = BLOCK.search(path)
+    return (int(m[1]), int(m[2]) - int(m[1]) + 1) if m else (None, 1)
 
 
 def measured(results):
-    """Per job of a results folder: rule, method, dataset, cell, runs in its block, start-up, step per run."""
+    """Per job of a results folder: rule, method, dataset, cell, its block's first seed and runs,
+    start-up, step per run."""
     jobs = job_times(results)
-    jobs["runs"] = [int(m[2]) - int(m[1]) + 1 if (m := BLOCK.search(p)) else 1 for p in jobs.path]
+    jobs["first"], jobs["runs"] = zip(*map(block, jobs.path))
     jobs["method"] = [method_of(r, p) for r, p in zip(jobs.rule, jobs.path)]
     jobs["cell"] = [cell(r, p) for r, p in zip(jobs.rule, jobs.path)]
     jobs["startup"] = (jobs.wall - jobs.step).clip(lower=0)
@@ -90,7 +97,6 @@ def planned(target, configfiles, config=()):
         benchmark = re.search(rf"/benchmarks/{rule}(/.*)\.tsv$", fields.get("benchmark", ""))
         output = fields.get("output", "")  # none for a target rule
         path = benchmark[1] if benchmark else "/" + output
-        m = BLOCK.search(path)
         dataset = re.search(r"/(?:data|curator|learner|oracle|eval|reference)/([^/]+)/", output)
         rows.append(
             {
@@ -98,7 +104,7 @@ def planned(target, configfiles, config=()):
                 "method": method_of(rule, path),
                 "dataset": dataset[1] if dataset else None,
                 "cell": cell(rule, path) if benchmark else None,
-                "runs": int(m[2]) - int(m[1]) + 1 if m else 1,
+                "runs": block(path)[1],
             }
         )
     return pd.DataFrame(rows)
@@ -151,7 +157,7 @@ def check(jobs, calibration_from=10000):
     """The model against the reported runs measured so far, per method: each job of a block below
     `calibration_from` costed from the calibration's jobs alone (blocks of 5) and its measured wall
     time, as Markdown lines (none where no such job has run)."""
-    first = jobs.path.str.extract(BLOCK)[0].astype(float)
+    first = jobs["first"].astype(float)  # None: no block, in neither
     model, reported = jobs[first >= calibration_from], jobs[first < calibration_from]
     if reported.empty:
         return []

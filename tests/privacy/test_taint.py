@@ -154,7 +154,7 @@ def test_a_rules_step_lives_in_the_module_of_its_audited_role():
     """The package's files and the audit's ROLES say the same thing: a curator or release rule runs a
     step of expril.steps.curator, an evaluator rule one of steps.evaluator (or a report), and every
     other rule, audited as the learner's, one of steps.learner or steps.world."""
-    modules = {"learner": ("learner", "world"), "release": ("curator",), "curator": ("curator",)}
+    modules = {"learner": ("learner", "world"), "release": ("curator",)}
     found = _rule_steps()
     assert len(found) == 29 and {"make_bins", "train_dpsgd", "evaluate_rival", "generate_data"} <= set(found)
     for rule, step in found.items():
