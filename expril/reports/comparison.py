@@ -182,6 +182,8 @@ def paired_tests(runs, column, baseline="C"):
 # Ranked methods leave out ExPriL by MMD, which repeats plain ExPriL on the datasets without an
 # IS step: tied by construction there, it would count twice in the ranks.
 UNRANKED = {"C-mmd", "I-mmd"}
+# ExPriL's rivals: the methods that are not ExPriL (a leader's ★ needs each significantly below).
+RIVALS = set(NAMES) - set(VARIANTS) - set(REFERENCES)
 
 
 def rankings(table, methods, column):
@@ -209,15 +211,59 @@ def rankings(table, methods, column):
     return pd.DataFrame(rows), ranks
 
 
-def leaders(table, methods, column):
-    """Per dataset and eps, the compared method(s) with the highest mean accuracy, and that mean."""
+def leaders(table, methods, column, tests):
+    """Per dataset and eps, the compared method(s) with the highest mean accuracy, that mean, and
+    its mark from the paired tests (`tests`, of `column`): ▲ a leader significantly above
+    C-ExPriL, ★ C-ExPriL leads and every rival present is significantly below it, else none."""
     compared = table[table.method.isin(methods) & (table.column == column)]
     best = compared[compared["mean"] == compared.groupby(["dataset", "eps"])["mean"].transform("max")]
-    return best.groupby(["dataset", "eps"], sort=False).agg(
-        methods=("method", lambda m: ", ".join(NAMES[x] for x in m)),
+    top = best.groupby(["dataset", "eps"], sort=False).agg(
+        leading=("method", list),
         mean=("mean", "first"),
         collapsed=("collapsed", "all"),
     )
+    verdicts = {(t.dataset, t.eps, t.method): t.verdict for t in tests.itertuples()}
+    present = compared.groupby(["dataset", "eps"]).method.agg(set)
+
+    def mark(cell, leading):
+        if any(verdicts.get((*cell, m)) == "C-ExPriL loses" for m in leading):
+            return "▲"
+        rivals = present[cell] & RIVALS
+        if "C" in leading and rivals and all(verdicts.get((*cell, m)) == "C-ExPriL wins" for m in rivals):
+            return "★"
+        return ""
+
+    top["mark"] = [mark(cell, leading) for cell, leading in top.leading.items()]
+    top["methods"] = [", ".join(NAMES[m] for m in leading) for leading in top.leading]
+    return top.drop(columns="leading")[["methods", "mean", "collapsed", "mark"]]
+
+
+def tuning_effect(table, methods):
+    """What tuning changed, per method and eps over the datasets that have both columns: the mean
+    of tuned minus as configured (points), how many datasets it raised, and the collapsed cells
+    in each column."""
+    cells = table[table.method.isin(methods) & table.column.isin([TUNED, CONFIGURED])]
+    wide = cells.pivot_table(
+        index=["method", "eps", "dataset"], columns="column", values=["mean", "collapsed"]
+    ).dropna()
+    change = wide["mean"][TUNED] - wide["mean"][CONFIGURED]
+    frame = pd.DataFrame(
+        {
+            "change": change,
+            "raised": change > 0,
+            "collapsed_configured": wide["collapsed"][CONFIGURED].astype(bool),
+            "collapsed_tuned": wide["collapsed"][TUNED].astype(bool),
+        }
+    )
+    effect = frame.groupby(["method", "eps"]).agg(
+        datasets=("change", "size"),
+        change=("change", "mean"),
+        raised=("raised", "sum"),
+        collapsed_configured=("collapsed_configured", "sum"),
+        collapsed_tuned=("collapsed_tuned", "sum"),
+    )
+    order = {m: i for i, m in enumerate(methods)}
+    return effect.reset_index().sort_values(["method", "eps"], key=lambda c: c.map(order) if c.name == "method" else c)
 
 
 def _eps_text(eps):
@@ -316,27 +362,9 @@ def markdown(table, tests, ranking, methods, datasets, primary):
         "",
         "Non-private references: ĥ* trained on the curator's validation split with its labels, h0* its majority class.",
     ]
-    top = leaders(table, methods, primary)
-    eps_values = sorted(top.index.get_level_values("eps").unique())
-    lines += [
-        "",
-        f"Highest mean per dataset and ε ({primary}; ties listed; ⊘: every leader collapsed):",
-        "",
-        "| Dataset | " + " | ".join(_eps_text(e) for e in eps_values) + " |",
-        "|---|" + "---|" * len(eps_values),
-    ]
-    for dataset in shown:
-        lines.append(
-            f"| {dataset} | "
-            + " | ".join(
-                f"{top.loc[(dataset, e), 'methods']} ({top.loc[(dataset, e), 'mean']:.1f})"
-                + (" ⊘" if top.loc[(dataset, e), "collapsed"] else "")
-                if (dataset, e) in top.index
-                else "n/a"
-                for e in eps_values
-            )
-            + " |"
-        )
+    lines += ["", *leaders_table(leaders(table, methods, primary, tests), shown, primary)]
+    if {TUNED, CONFIGURED} <= set(table.column):
+        lines += ["", *effect_table(tuning_effect(table, methods))]
     lines += [
         "",
         "Privacy spent per run, from the ledgers (largest over datasets and runs; δ: the Gaussian "
@@ -383,6 +411,60 @@ def markdown(table, tests, ranking, methods, datasets, primary):
             f"{t.p_value:.2g} | {t.p_holm:.2g} | {t.verdict} |"
         )
     return "\n".join(lines) + "\n"
+
+
+def leaders_table(top, datasets, column):
+    """The highest-mean table (leaders()) as Markdown, with a last row counting, per eps, the
+    cells C-ExPriL wins (★) and loses (▲) significantly, and its legend."""
+    eps_values = sorted(top.index.get_level_values("eps").unique())
+    lines = [
+        f"Highest mean per dataset and ε ({column}; ties listed):",
+        "",
+        "| Dataset | " + " | ".join(_eps_text(e) for e in eps_values) + " |",
+        "|---|" + "---|" * len(eps_values),
+    ]
+    for dataset in datasets:
+        cells = []
+        for e in eps_values:
+            if (dataset, e) not in top.index:
+                cells.append("n/a")
+                continue
+            leader = top.loc[(dataset, e)]
+            marks = " ".join(m for m in (leader["mark"], "⊘" if leader["collapsed"] else "") if m)
+            cells.append(f"{leader['methods']} ({leader['mean']:.1f})" + (f" {marks}" if marks else ""))
+        lines.append(f"| {dataset} | " + " | ".join(cells) + " |")
+    marks = top.groupby(level="eps").mark
+    lines.append(
+        "| ★ / ▲ | " + " | ".join(f"{(m == '★').sum()} / {(m == '▲').sum()} of {len(m)}" for _, m in marks) + " |"
+    )
+    rivals = ", ".join(NAMES[m] for m in NAMES if m in RIVALS)
+    return lines + [
+        "",
+        f"★: C-ExPriL leads and every rival ({rivals}) that ran is significantly below it; ▲: the leader is "
+        "significantly above C-ExPriL (the paired tests below, Holm-adjusted); no mark: neither; ⊘: every "
+        "leader collapsed. Last row: the cells marked, per ε.",
+    ]
+
+
+def effect_table(effect):
+    """tuning_effect() as Markdown: one row per method, one column per eps."""
+    eps_values = sorted(effect.eps.unique())
+    lines = [
+        "What tuning changed: tuned minus as configured, mean over the datasets (points), how many "
+        "datasets it raised, and the collapsed cells (as configured → tuned, all ε):",
+        "",
+        "| method | " + " | ".join(f"ε {_eps_text(e)}" for e in eps_values) + " | collapsed |",
+        "|---|" + "---|" * (len(eps_values) + 1),
+    ]
+    for method, rows in effect.groupby("method", sort=False):
+        by_eps = rows.set_index("eps")
+        text = [
+            f"{by_eps.change[e]:+.1f} ({by_eps.raised[e]}/{by_eps.datasets[e]})" if e in by_eps.index else "n/a"
+            for e in eps_values
+        ]
+        collapsed = f"{rows.collapsed_configured.sum()} → {rows.collapsed_tuned.sum()}"
+        lines.append(f"| {NAMES[method]} | " + " | ".join(text) + f" | {collapsed} |")
+    return lines
 
 
 def _positions(eps_values):

@@ -167,7 +167,9 @@ def test_markdown_marks_significance_collapse_and_the_settings_chosen(tmp_path):
     assert "| A | 1 | 75.0 ± 3.8 | 75.0 ± 3.8 | 80.0 ± 3.8 ▲ | 85.0 ± 3.8 ▲ ⊘8 |" in md
     assert "| A | 1 | 75.0 ± 3.8 | 75.0 ± 3.8 | 80.0 ± 3.8 | 65.0 ± 3.8 ⊘8 |" in md  # as configured, untested
     assert "| A | 1 | `configured` | `configured` | `configured` | `~recipe=sgd` |" in md
-    assert "| A | DP-SGD (85.0) ⊘ |" in md and "| A | 90.0 ± 0.0 | 50.0 ± 0.0 |" in md
+    assert "| A | DP-SGD (85.0) ▲ ⊘ |" in md and "| A | 90.0 ± 0.0 | 50.0 ± 0.0 |" in md
+    assert "| ★ / ▲ | 0 / 1 of 1 |" in md
+    assert "| DP-SGD | +20.0 (1/1) | 1 → 1 |" in md and "| LLP | +0.0 (0/1) | 0 → 0 |" in md
     assert "| DP-SGD | tuned | dpsgd | add/remove one record | 1 |" in md and "over the 2 tests" in md
 
 
@@ -188,10 +190,26 @@ def test_rankings_give_average_ranks_a_friedman_test_and_the_critical_difference
     )
 
 
-def test_leaders_are_the_highest_means_with_ties(tmp_path):
-    _, table, _ = _frames(tmp_path)
-    top = comparison.leaders(table, ["C", "I"], "as configured")
-    assert top.loc[("A", 1.0)].tolist() == ["C-ExPriL, I-ExPriL", pytest.approx(100 * np.mean(C_RUNS)), False]
+def test_leaders_are_the_highest_means_with_ties_marked_by_the_tests(tmp_path):
+    accuracy, table, _ = _frames(tmp_path)
+    tests = comparison.paired_tests(accuracy, "as configured")
+    untested = tests.iloc[0:0]
+    top = comparison.leaders(table, ["C", "I"], "as configured", untested)
+    assert top.loc[("A", 1.0)].tolist() == ["C-ExPriL, I-ExPriL", pytest.approx(100 * np.mean(C_RUNS)), False, ""]
+    # C leads, its one rival DP-SGD significantly below: ★; LLP significantly above C: ▲
+    assert comparison.leaders(table, ["C", "I", "dpsgd"], "as configured", tests).loc[("A", 1.0)].mark == "★"
+    assert comparison.leaders(table, ["C", "I", "dpsgd"], "as configured", untested).loc[("A", 1.0)].mark == ""
+    top = comparison.leaders(table, ["C", "I", "llp", "dpsgd"], "as configured", tests).loc[("A", 1.0)]
+    assert (top.methods, top.mark) == ("LLP", "▲")
+
+
+def test_tuning_effect_is_tuned_minus_as_configured_per_method_and_eps(tmp_path):
+    _, table, _ = _frames(tmp_path, tuned_shift=0.2)
+    effect = comparison.tuning_effect(table, ["C", "llp", "dpsgd"]).set_index("method")
+    assert effect.index.tolist() == ["C", "llp", "dpsgd"] and set(effect.eps) == {1.0}
+    assert effect.loc["dpsgd", "change"] == pytest.approx(20.0) and effect.loc["dpsgd", "raised"] == 1
+    assert effect.loc["llp", "change"] == pytest.approx(0.0) and effect.loc["llp", "raised"] == 0
+    assert effect.loc["dpsgd", ["collapsed_configured", "collapsed_tuned"]].tolist() == [1, 1]
 
 
 def test_eps_positions_put_no_privacy_beyond_the_largest_eps():
