@@ -172,11 +172,15 @@ def paired_tests(runs, column, baseline="C"):
         )
     tests = pd.DataFrame(rows, columns=["dataset", "eps", "method", "n_pairs", "difference", "p_value"])
     tests["p_holm"] = statistics.holm(tests.p_value) if len(tests) else []
-    tests["verdict"] = [
-        "no significant difference" if not p < LEVEL else f"{NAMES[baseline]} {'loses' if d > 0 else 'wins'}"
-        for p, d in zip(tests.p_holm, tests.difference)
-    ]
+    verdicts = {"": "no significant difference", "▲": f"{NAMES[baseline]} loses", "▼": f"{NAMES[baseline]} wins"}
+    tests["verdict"] = [verdicts[mark] for mark in _marks(tests)]
     return tests
+
+
+def _marks(tests):
+    """Each paired test's mark: ▲ / ▼ the method significantly above / below the baseline
+    (C-ExPriL), else ''."""
+    return ["" if not p < LEVEL else "▲" if d > 0 else "▼" for p, d in zip(tests.p_holm, tests.difference)]
 
 
 # Ranked methods leave out ExPriL by MMD, which repeats plain ExPriL on the datasets without an
@@ -222,14 +226,14 @@ def leaders(table, methods, column, tests):
         mean=("mean", "first"),
         collapsed=("collapsed", "all"),
     )
-    verdicts = {(t.dataset, t.eps, t.method): t.verdict for t in tests.itertuples()}
+    against_c = {(t.dataset, t.eps, t.method): mark for t, mark in zip(tests.itertuples(), _marks(tests))}
     present = compared.groupby(["dataset", "eps"]).method.agg(set)
 
     def mark(cell, leading):
-        if any(verdicts.get((*cell, m)) == "C-ExPriL loses" for m in leading):
+        if any(against_c.get((*cell, m)) == "▲" for m in leading):
             return "▲"
         rivals = present[cell] & RIVALS
-        if "C" in leading and rivals and all(verdicts.get((*cell, m)) == "C-ExPriL wins" for m in rivals):
+        if "C" in leading and rivals and all(against_c.get((*cell, m)) == "▼" for m in rivals):
             return "★"
         return ""
 
@@ -280,11 +284,7 @@ def _cell(row, marks=None):
 
 def _grid(table, tests, methods, datasets, column, caption):
     """One column's accuracy table, every method marked against C-ExPriL."""
-    marks = {
-        (t.dataset, t.eps, t.method): " ▲" if t.verdict.endswith("loses") else " ▼"
-        for t in tests.itertuples()
-        if not t.verdict.startswith("no")
-    }
+    marks = {(t.dataset, t.eps, t.method): f" {mark}" for t, mark in zip(tests.itertuples(), _marks(tests)) if mark}
     cells = {(r["dataset"], r["eps"], r["method"]): r for _, r in table[table.column == column].iterrows()}
     lines = [
         f"**{caption}**",

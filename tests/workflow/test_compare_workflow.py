@@ -177,8 +177,9 @@ def test_a_compared_variant_that_is_not_run_is_refused(tmp_path):
     assert result.returncode != 0 and "methods lists C-ExPriL" in result.stdout + result.stderr
 
 
-def _choice(results):
-    return ["--config", f"results={results}", f'comparison={{"choice": "{results}/tune/choice.yaml"}}']
+def _choice(results, tuned=None):
+    """Write to `results`, reading the choice the calibration wrote to `tuned` (default: `results`)."""
+    return ["--config", f"results={results}", f'comparison={{"choice": "{tuned or results}/tune/choice.yaml"}}']
 
 
 @pytest.fixture(scope="session")
@@ -284,10 +285,7 @@ def test_the_comparison_does_not_depend_on_the_seed_block(extended_smoke, tmp_pa
     the smoke study's choice: every run's accuracy is the smoke study's (blocks of 2) to the bit,
     AIM's excepted, whose noise OpenDP draws unseeded."""
     results = tmp_path / "blocks_of_one"
-    choice = f'comparison={{"choice": "{extended_smoke}/tune/choice.yaml"}}'
-    snakemake(
-        "compare", "--cores", "2", *SMOKE, "--config", f"results={results}", choice, "datasets=[C]", "seed_block=1"
-    )
+    snakemake("compare", "--cores", "2", *SMOKE, *_choice(results, extended_smoke), "datasets=[C]", "seed_block=1")
 
     def runs(folder):
         frame = pd.read_csv(folder / "comparison_runs.csv")
