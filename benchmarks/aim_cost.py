@@ -42,8 +42,9 @@ START = time.perf_counter()
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def block_data(dataset, eps, seeds):
-    """[(x, y, edges)] of the seeds: the workflow's validation split and bins for this eps."""
+def block_data(dataset, eps, seeds, config=None):
+    """[(x, y, edges)] of the seeds: the workflow's validation split and bins for this eps
+    (`config`: the planned configuration, loaded here if not given)."""
     import numpy as np
 
     from expril import datasets, settings
@@ -58,7 +59,7 @@ def block_data(dataset, eps, seeds):
             x = g.normal(size=(700, 22)) + np.outer(y, g.uniform(-1, 1, 22))
             out.append((x, y, [binning.feature_edges(g.normal(size=700), int(k)) for k in q]))
         return out
-    config = planned_config(ROOT)
+    config = config or planned_config(ROOT)
     spec = config["benchmarks"][dataset]
     ctg = None
     if spec["generator"] == "ctg":
@@ -178,9 +179,10 @@ def distinct_measurements(eps, runs=20):
     distinct list of the features' bin counts (ties in CTG's discrete features merge bins)."""
     from expril.workflow.config import planned_config
 
-    datasets = planned_config(ROOT)["benchmarks"]
+    config = planned_config(ROOT)
     return {
-        d: len({tuple(len(e) + 1 for e in edges) for _, _, edges in block_data(d, eps, range(runs))}) for d in datasets
+        d: len({tuple(len(e) + 1 for e in edges) for _, _, edges in block_data(d, eps, range(runs), config)})
+        for d in config["benchmarks"]
     }
 
 
