@@ -48,8 +48,26 @@ rule report_ambiguity:
 localrules:
     report_ambiguity,
     ambiguity,
+    publish_ambiguity,
 
 
 rule ambiguity:
     input:
         rules.report_ambiguity.output,
+
+
+# Not part of `ambiguity`: after it, `snakemake publish_ambiguity` copies the report into
+# summary/ambiguity/ (committed).
+rule publish_ambiguity:
+    input:
+        rules.report_ambiguity.output,
+    output:
+        "summary/ambiguity/ambiguity.md",
+        "summary/ambiguity/ambiguity.csv",
+        "summary/ambiguity/ambiguity_claims.csv",
+    log:
+        f"{R}/logs/publish_ambiguity.log",
+    conda:
+        "../envs/expril.yaml"
+    shell:
+        "for f in {input}; do cp $f summary/ambiguity/; done 2> {log}"

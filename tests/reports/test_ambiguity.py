@@ -141,9 +141,10 @@ def test_report_shows_which_verdicts_a_reading_changes(config):
 @pytest.mark.slow
 def test_ambiguity_plan_runs_each_reading_on_its_own_benchmarks_and_keeps_the_privacy_boundary():
     """On a tiny configuration (A and C, 2 runs): one module per reading, each writing below its
-    own folder, on the datasets its choice touches; the report reads every reading's accuracies."""
+    own folder, on the datasets its choice touches; the report reads every reading's accuracies,
+    and publish_ambiguity copies what the report writes into summary/ambiguity/."""
     args = ["ambiguity", "--configfile", "tests/reruns.yaml", "--config", "results=results/plan"]
-    jobs = plan(*args)
+    jobs = plan("publish_ambiguity", *args[1:])
     audited = taint.plan(args)  # each module's curator/ is tainted; its rules keep their roles
     assert [str(v) for v in taint.audit(audited.jobs, audited.curator)] == []
     assert "results/plan/ambiguity/configured/curator/A/0-1/target_val.npz" in taint.taint(
@@ -172,3 +173,6 @@ def test_ambiguity_plan_runs_each_reading_on_its_own_benchmarks_and_keeps_the_pr
     assert sorted(report["input"]) == sorted(
         [f"results/plan/ambiguity/{r}/accuracies.csv" for r in datasets] + ["data/paper/table2.csv"]
     )
+    published = next(job for job in jobs if job["rule"] == "publish_ambiguity")
+    assert sorted(published["input"]) == sorted(report["output"])
+    assert sorted(published["output"]) == sorted(f"summary/ambiguity/{f.rsplit('/', 1)[1]}" for f in report["output"])
