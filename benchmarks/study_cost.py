@@ -176,6 +176,11 @@ def check(jobs, calibration_from=10000):
             f"| {method} | {len(part)} | {projected:.2f} | {part.wall.sum() / 3600:.2f} | "
             f"{part.wall.sum() / 3600 / projected:.2f} |"
         )
+    timed = reported.loc[plan.index]
+    lines.append(
+        f"\nTheir measured start-up (wall less the step's own time): {timed.startup.sum() / timed.wall.sum():.1%} "
+        "of their job time."
+    )
     return lines
 
 
