@@ -251,7 +251,7 @@ def test_early_stopping_without_held_out_samples_fails():
 @pytest.mark.skipif(not hasattr(ctypes.CDLL(None), "mallopt"), reason="tunes glibc's malloc only")
 def test_training_reuses_freed_memory():
     # With glibc's defaults a block of [16,256,256,16] networks maps fresh pages at every step:
-    # ~30,000 page faults for the second call. Kept, it reuses the first call's memory: ~0 faults.
+    # 23,948 page faults for the second call. Kept, it reuses the first call's memory.
     # A fresh process, as a job is: the malloc arenas of threads that earlier tests started still
     # trim, and their faults depend on which tests ran before (over 10,000 after tests/privacy).
     code = """if True:
