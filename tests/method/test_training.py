@@ -3,7 +3,6 @@
 import ctypes
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,6 +11,7 @@ import torch
 from expril import io
 from expril.method import mlp
 from expril.method.training import Adam, forward, resolve_device, train_mlps
+from harness import ROOT
 
 DEEP, SHALLOW = [16, 256, 256, 16], [32, 32]
 
@@ -256,13 +256,13 @@ def test_training_reuses_freed_memory():
     # trim, and their faults depend on which tests ran before (over 10,000 after tests/privacy).
     code = """if True:
         import resource, sys
-        sys.path.insert(0, "tests/method")
+        sys.path[:0] = ["tests", "tests/method"]
         from test_training import DEEP, problem, train
         x, y, w = problem(100, 300, 2)
         train(x, y, w, DEEP, list(range(100)), holdout=0.2, patience=10)
         before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
         train(x, y, w, DEEP, list(range(100)), holdout=0.2, patience=10)
         print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)"""
-    done = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).parents[2], capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert int(done.stdout.split()[-1]) < 10_000
