@@ -475,13 +475,28 @@ def _positions(eps_values):
     return {e: e if math.isfinite(e) else beyond for e in eps_values}
 
 
+def plain_repeats(runs):
+    """The (dataset, method) pairs where ExPriL by MMD's runs are those of the plain variant it
+    builds on: the datasets without an IS step, where it is plain ExPriL."""
+    key = ["eps", "column", "seed"]
+    repeats = set()
+    for (dataset, method), group in runs[runs.method.isin(UNRANKED)].groupby(["dataset", "method"]):
+        plain = runs[(runs.dataset == dataset) & (runs.method == VARIANTS[method])]
+        if group.set_index(key).accuracy.sort_index().equals(plain.set_index(key).accuracy.sort_index()):
+            repeats.add((dataset, method))
+    return repeats
+
+
 def figure(runs, table, methods, datasets, column, path_pdf, path_png):
     """Accuracy against eps, one panel per dataset: one line per method, mean ± one std over runs
-    (seaborn's band), a cross on each collapsed cell, h* and h0* as horizontal reference lines."""
+    (seaborn's band), a cross on each collapsed cell, h* and h0* as horizontal reference lines.
+    ExPriL by MMD is drawn only where it differs from plain ExPriL, whose line it would hide."""
     import matplotlib.pyplot as plt  # after expril.reports.reproduction's import, which selects the Agg backend
 
     shown = [d for d in datasets if d in set(runs.dataset)]
     compared = runs[runs.method.isin(methods) & (runs.column == column)]
+    repeats = plain_repeats(compared)
+    compared = compared[[pair not in repeats for pair in zip(compared.dataset, compared.method)]]
     position = _positions(sorted(compared.eps.unique()))
     data = compared.assign(
         x=compared.eps.map(position), accuracy=100 * compared.accuracy, method=compared.method.map(NAMES)
@@ -533,14 +548,16 @@ def cd_figure(ranking, ranks, path_pdf, path_png):
     import matplotlib.pyplot as plt
 
     panels = list(ranking.itertuples())
-    fig, axes = plt.subplots(len(panels) or 1, 1, squeeze=False, figsize=(10, 2.4 * max(1, len(panels))))
+    height = 2.4 * max(1, len(panels))
+    fig, axes = plt.subplots(len(panels) or 1, 1, squeeze=False, figsize=(10, height))
     for ax, r in zip(axes.flat, panels):
         named = ranks[r.eps].rename(index=NAMES)
         statistics.cd_diagram(
             ax, named, r.cd, f"ε = {_eps_text(r.eps)}: Friedman p = {r.p_F:.2g}, {r.datasets} datasets"
         )
-    # The method names sit beside the axes, outside them.
-    fig.subplots_adjust(left=0.25, right=0.75, top=0.8, bottom=0.05, hspace=1.0)
+    # The method names sit beside the axes, outside them; the margins are in inches (0.5 above the
+    # first title), whatever the number of panels.
+    fig.subplots_adjust(left=0.25, right=0.75, top=1 - 0.9 / height, bottom=0.1 / height, hspace=1.0)
     reproduction.save_figure(fig, path_pdf, path_png)
 
 

@@ -278,3 +278,19 @@ def test_expril_by_mmd_has_its_own_runs_and_ledger(tmp_path):
         ["C-mmd", 1.0, 1.0, 1e-5, "counts; rff-embedding"]
     ]
     assert set(comparison.read_runs(runs, 2).method) == {"C-mmd"}
+
+
+def test_expril_by_mmd_is_left_out_of_the_figure_where_it_repeats_plain_expril():
+    """On A (no IS step) C-mmd's runs are C's; on D they differ in one run. I-mmd repeats nothing
+    while I has not run, and I's runs wherever they are the same."""
+    rows = [
+        {"dataset": d, "method": m, "eps": 1.0, "column": "tuned", "seed": s, "accuracy": acc}
+        for d in ("A", "D")
+        for m in ("C", "C-mmd", "I-mmd")
+        for s, acc in enumerate(C_RUNS)
+    ]
+    runs = pd.DataFrame(rows)
+    runs.loc[(runs.dataset == "D") & (runs.method == "C-mmd") & (runs.seed == 3), "accuracy"] = 0.5
+    assert comparison.plain_repeats(runs) == {("A", "C-mmd")}
+    with_i = pd.concat([runs, runs[runs.method == "C"].assign(method="I")], ignore_index=True)
+    assert comparison.plain_repeats(with_i) == {("A", "C-mmd"), ("A", "I-mmd"), ("D", "I-mmd")}
