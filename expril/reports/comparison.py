@@ -29,6 +29,9 @@ NAMES = {
 REFERENCES = ["h_star", "h0_star"]
 # ExPriL's methods: the variant of the chain's evaluation rows each reads (by MMD, its own runs).
 VARIANTS = {"C": "C", "I": "I", "C-mmd": "C", "I-mmd": "I"}
+# ExPriL by MMD repeats plain ExPriL on the datasets without an IS step (plain_repeats): tied by
+# construction there, it is neither ranked (it would count twice) nor tested.
+UNRANKED = {"C-mmd", "I-mmd"}
 # The study's columns: the settings chosen on calibration runs, and as configured (sensitivity).
 TUNED, CONFIGURED = "tuned", "as configured"
 RUN_COLUMNS = ["dataset", "seed", "method", "eps", "column", "setting", "accuracy", "positive_share"]
@@ -118,6 +121,18 @@ def collapsed(positive_share):
     return (positive_share >= COLLAPSED_SHARE) | (positive_share <= 1 - COLLAPSED_SHARE)
 
 
+def plain_repeats(runs):
+    """The (dataset, method) pairs where ExPriL by MMD's runs are those of the plain variant it
+    builds on: the datasets without an IS step, where it is plain ExPriL."""
+    key = ["eps", "column", "seed"]
+    repeats = set()
+    for (dataset, method), group in runs[runs.method.isin(UNRANKED)].groupby(["dataset", "method"]):
+        plain = runs[(runs.dataset == dataset) & (runs.method == VARIANTS[method])]
+        if group.set_index(key).accuracy.sort_index().equals(plain.set_index(key).accuracy.sort_index()):
+            repeats.add((dataset, method))
+    return repeats
+
+
 def comparison_table(runs, spent):
     """Tidy: dataset, method, eps, column, the setting, eps and delta spent, neighbour relation,
     mechanisms, mean and std (accuracy %), n_runs, the runs that collapsed to one class and whether
@@ -145,9 +160,10 @@ def comparison_table(runs, spent):
 def paired_tests(runs, column, baseline="C"):
     """Each method against `baseline` at the same dataset and eps, in one column, paired by run:
     the mean difference (method - baseline, points), the two-sided Wilcoxon signed-rank p, its
-    Holm adjustment over every test of the column, and the verdict at level 0.05. A method whose
-    runs are the baseline's (ExPriL by MMD without an IS step) is not tested."""
+    Holm adjustment over every test of the column, and the verdict at level 0.05. Not tested: a
+    method whose runs are the baseline's, and ExPriL by MMD where it repeats plain ExPriL."""
     runs = runs[runs.column == column]
+    repeats = plain_repeats(runs)
     base = runs[runs.method == baseline].set_index(["dataset", "eps", "seed"]).accuracy
     rows = []
     for (dataset, method, eps), group in runs[runs.method != baseline].groupby(
@@ -158,7 +174,7 @@ def paired_tests(runs, column, baseline="C"):
             .accuracy.to_frame("other")
             .join(base.rename("base"), how="inner")
         )
-        if pairs.empty or (pairs.other == pairs.base).all():
+        if pairs.empty or (pairs.other == pairs.base).all() or (dataset, method) in repeats:
             continue
         rows.append(
             {
@@ -183,9 +199,6 @@ def _marks(tests):
     return ["" if not p < LEVEL else "▲" if d > 0 else "▼" for p, d in zip(tests.p_holm, tests.difference)]
 
 
-# Ranked methods leave out ExPriL by MMD, which repeats plain ExPriL on the datasets without an
-# IS step: tied by construction there, it would count twice in the ranks.
-UNRANKED = {"C-mmd", "I-mmd"}
 # ExPriL's rivals: the methods that are not ExPriL (a leader's ★ needs each significantly below).
 RIVALS = set(NAMES) - set(VARIANTS) - set(REFERENCES)
 
@@ -473,18 +486,6 @@ def _positions(eps_values):
     finite = [e for e in eps_values if math.isfinite(e)]
     beyond = 3 * max(finite) if finite else 1.0
     return {e: e if math.isfinite(e) else beyond for e in eps_values}
-
-
-def plain_repeats(runs):
-    """The (dataset, method) pairs where ExPriL by MMD's runs are those of the plain variant it
-    builds on: the datasets without an IS step, where it is plain ExPriL."""
-    key = ["eps", "column", "seed"]
-    repeats = set()
-    for (dataset, method), group in runs[runs.method.isin(UNRANKED)].groupby(["dataset", "method"]):
-        plain = runs[(runs.dataset == dataset) & (runs.method == VARIANTS[method])]
-        if group.set_index(key).accuracy.sort_index().equals(plain.set_index(key).accuracy.sort_index()):
-            repeats.add((dataset, method))
-    return repeats
 
 
 def figure(runs, table, methods, datasets, column, path_pdf, path_png):

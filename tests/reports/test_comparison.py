@@ -280,17 +280,21 @@ def test_expril_by_mmd_has_its_own_runs_and_ledger(tmp_path):
     assert set(comparison.read_runs(runs, 2).method) == {"C-mmd"}
 
 
-def test_expril_by_mmd_is_left_out_of_the_figure_where_it_repeats_plain_expril():
-    """On A (no IS step) C-mmd's runs are C's; on D they differ in one run. I-mmd repeats nothing
-    while I has not run, and I's runs wherever they are the same."""
+def test_expril_by_mmd_is_neither_tested_nor_drawn_where_it_repeats_plain_expril():
+    """On A (no IS step) C-mmd's runs are C's and I-mmd's are I's (2 points below C in every run);
+    on D, C-mmd differs from C in one run and I-mmd from I in every run."""
     rows = [
-        {"dataset": d, "method": m, "eps": 1.0, "column": "tuned", "seed": s, "accuracy": acc}
+        {"dataset": d, "method": m, "eps": 1.0, "column": "tuned", "seed": s, "accuracy": acc - shift}
         for d in ("A", "D")
-        for m in ("C", "C-mmd", "I-mmd")
+        for m, shift in (("C", 0.0), ("C-mmd", 0.0), ("I", 0.02), ("I-mmd", 0.02))
         for s, acc in enumerate(C_RUNS)
     ]
     runs = pd.DataFrame(rows)
     runs.loc[(runs.dataset == "D") & (runs.method == "C-mmd") & (runs.seed == 3), "accuracy"] = 0.5
-    assert comparison.plain_repeats(runs) == {("A", "C-mmd")}
-    with_i = pd.concat([runs, runs[runs.method == "C"].assign(method="I")], ignore_index=True)
-    assert comparison.plain_repeats(with_i) == {("A", "C-mmd"), ("A", "I-mmd"), ("D", "I-mmd")}
+    runs.loc[(runs.dataset == "D") & (runs.method == "I-mmd"), "accuracy"] -= 0.03
+    assert comparison.plain_repeats(runs) == {("A", "C-mmd"), ("A", "I-mmd")}
+    tests = comparison.paired_tests(runs, "tuned")
+    assert sorted(zip(tests.dataset, tests.method)) == [("A", "I"), ("D", "C-mmd"), ("D", "I"), ("D", "I-mmd")]
+    assert tests.set_index(["dataset", "method"]).difference.to_dict() == pytest.approx(
+        {("A", "I"): -2.0, ("D", "I"): -2.0, ("D", "I-mmd"): -5.0, ("D", "C-mmd"): 100 * (0.5 - C_RUNS[3]) / 8}
+    )
