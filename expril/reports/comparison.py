@@ -406,7 +406,7 @@ def markdown(table, tests, ranking, methods, datasets, primary):
         ]
         for _, r in ranking.iterrows():
             lines.append(
-                f"| {_eps_text(r.eps)} | {r.datasets} | "
+                f"| {_eps_text(r.eps)} | {int(r.datasets)} | "
                 + " | ".join(f"{r[f'rank_{m}']:.2f}" for m in ranked)
                 + f" | {r.F:.2f} | {r.p_F:.2g} | {r.cd:.2f} |"
             )

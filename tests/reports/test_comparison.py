@@ -188,6 +188,11 @@ def test_rankings_give_average_ranks_a_friedman_test_and_the_critical_difference
     assert ranking.chi2[0] == pytest.approx(2.0) and ranking.cd[0] == pytest.approx(
         2.343 * math.sqrt(12 / 24), rel=1e-3
     )
+    tests = pd.DataFrame(columns=["dataset", "eps", "method", "n_pairs", "difference", "p_value", "p_holm", "verdict"])
+    table = table.assign(std=1.0, n_runs=20, collapsed=False, collapsed_runs=0, setting="", eps_spent=1.0, delta=0.0)
+    table = table.assign(mechanisms="counts", neighbours="add/remove one record")
+    md = comparison.markdown(table, tests, ranking, ["C", "llp", "dpsgd"], list(means), "tuned")
+    assert f"| 1 | 4 | 1.50 | 2.00 | 2.50 | {ranking.F[0]:.2f} |" in md
 
 
 def test_leaders_are_the_highest_means_with_ties_marked_by_the_tests(tmp_path):
