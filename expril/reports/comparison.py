@@ -315,10 +315,11 @@ def _grid(table, tests, methods, datasets, column, caption):
     return lines
 
 
-def markdown(table, tests, ranking, methods, datasets, primary):
+def markdown(table, tests, ranking, methods, datasets, primary, repeats=frozenset()):
     """The comparison as Markdown: the primary column's accuracy table (tuned where a choice
     exists) with its marks, the other column, the settings chosen, the references, the leaders,
-    the privacy each method spent, the rank tests and the paired tests."""
+    the privacy each method spent, the rank tests and the paired tests. `repeats`: plain_repeats(),
+    left out of the leaders (where they would only tie) and of the tuning's effect."""
     shown = [d for d in datasets if d in set(table.dataset)]
     runs = table[table.column == primary].n_runs
     n = f"{runs.min()}" if runs.min() == runs.max() else f"{runs.min()} to {runs.max()}"
@@ -375,9 +376,10 @@ def markdown(table, tests, ranking, methods, datasets, primary):
         "",
         "Non-private references: ĥ* trained on the curator's validation split with its labels, h0* its majority class.",
     ]
-    lines += ["", *leaders_table(leaders(table, methods, primary, tests), shown, primary)]
+    own = table[[(d, m) not in repeats for d, m in zip(table.dataset, table.method)]]
+    lines += ["", *leaders_table(leaders(own, methods, primary, tests), shown, primary)]
     if {TUNED, CONFIGURED} <= set(table.column):
-        lines += ["", *effect_table(tuning_effect(table, methods))]
+        lines += ["", *effect_table(tuning_effect(own, methods))]
     lines += [
         "",
         "Privacy spent per run, from the ledgers (largest over datasets and runs; δ: the Gaussian "
@@ -464,7 +466,8 @@ def effect_table(effect):
     eps_values = sorted(effect.eps.unique())
     lines = [
         "What tuning changed: tuned minus as configured, mean over the datasets (points), how many "
-        "datasets it raised, and the collapsed cells (as configured → tuned, all ε):",
+        "datasets it raised (ExPriL by MMD: of those with an IS step), and the collapsed cells (as "
+        "configured → tuned, all ε):",
         "",
         "| method | " + " | ".join(f"ε {_eps_text(e)}" for e in eps_values) + " | collapsed |",
         "|---|" + "---|" * (len(eps_values) + 1),
@@ -556,8 +559,8 @@ def cd_figure(ranking, ranks, path_pdf, path_png):
         statistics.cd_diagram(
             ax, named, r.cd, f"ε = {_eps_text(r.eps)}: Friedman p = {r.p_F:.2g}, {r.datasets} datasets"
         )
-    # The method names sit beside the axes, outside them; the margins are in inches (0.5 above the
-    # first title), whatever the number of panels.
+    # The method names sit beside the axes, outside them; the margins are in inches (0.9 above the
+    # first axis, for its title and ticks), whatever the number of panels.
     fig.subplots_adjust(left=0.25, right=0.75, top=1 - 0.9 / height, bottom=0.1 / height, hspace=1.0)
     reproduction.save_figure(fig, path_pdf, path_png)
 
@@ -597,6 +600,7 @@ def compare(runs, reference_files, methods, datasets, iterations, out, aim_histo
     note = reproduction.demo_note(books.drop_duplicates(subset=ledger.COLUMNS)) + history_note(
         ledger.history_spent(aim_histories)
     )
-    io.save_text(out["comparison_md"], markdown(table, tests, ranking, methods, datasets, primary) + note)
+    md = markdown(table, tests, ranking, methods, datasets, primary, plain_repeats(accuracy))
+    io.save_text(out["comparison_md"], md + note)
     figure(accuracy, table, methods, datasets, primary, out["figure_pdf"], out["figure_png"])
     cd_figure(ranking, ranks, out["cd_pdf"], out["cd_png"])

@@ -208,6 +208,18 @@ def test_leaders_are_the_highest_means_with_ties_marked_by_the_tests(tmp_path):
     assert (top.methods, top.mark) == ("LLP", "▲")
 
 
+def test_a_repeat_of_plain_expril_is_left_out_of_the_leaders_and_the_tuning_effect(tmp_path):
+    """I's runs are C's here: as a repeat (ExPriL by MMD without an IS step would be one) it
+    neither ties with C among the leaders nor has a row of the tuning's effect."""
+    accuracy, table, _ = _frames(tmp_path)
+    tests = comparison.paired_tests(accuracy, "as configured")
+    args = (table, tests, pd.DataFrame(), ["C", "I"], ["A"], "as configured")
+    kept, left_out = comparison.markdown(*args), comparison.markdown(*args, repeats={("A", "I")})
+    assert "| A | C-ExPriL, I-ExPriL (75.0) |" in kept and "| I-ExPriL | +0.0 (0/1) | 0 → 0 |" in kept
+    assert "| A | C-ExPriL (75.0) |" in left_out and "| I-ExPriL | +0.0" not in left_out
+    assert "| A | 1 | 75.0 ± 3.8 | 75.0 ± 3.8 |" in left_out  # the accuracy tables still show it
+
+
 def test_tuning_effect_is_tuned_minus_as_configured_per_method_and_eps(tmp_path):
     _, table, _ = _frames(tmp_path, tuned_shift=0.2)
     effect = comparison.tuning_effect(table, ["C", "llp", "dpsgd"]).set_index("method")
