@@ -133,6 +133,11 @@ def plain_repeats(runs):
     return repeats
 
 
+def without(frame, pairs):
+    """`frame`'s rows whose (dataset, method) is not in `pairs`."""
+    return frame[[pair not in pairs for pair in zip(frame.dataset, frame.method)]]
+
+
 def comparison_table(runs, spent):
     """Tidy: dataset, method, eps, column, the setting, eps and delta spent, neighbour relation,
     mechanisms, mean and std (accuracy %), n_runs, the runs that collapsed to one class and whether
@@ -376,7 +381,7 @@ def markdown(table, tests, ranking, methods, datasets, primary, repeats=frozense
         "",
         "Non-private references: ĥ* trained on the curator's validation split with its labels, h0* its majority class.",
     ]
-    own = table[[(d, m) not in repeats for d, m in zip(table.dataset, table.method)]]
+    own = without(table, repeats)
     lines += ["", *leaders_table(leaders(own, methods, primary, tests), shown, primary)]
     if {TUNED, CONFIGURED} <= set(table.column):
         lines += ["", *effect_table(tuning_effect(own, methods))]
@@ -491,16 +496,14 @@ def _positions(eps_values):
     return {e: e if math.isfinite(e) else beyond for e in eps_values}
 
 
-def figure(runs, table, methods, datasets, column, path_pdf, path_png):
+def figure(runs, table, methods, datasets, column, path_pdf, path_png, repeats=frozenset()):
     """Accuracy against eps, one panel per dataset: one line per method, mean ± one std over runs
     (seaborn's band), a cross on each collapsed cell, h* and h0* as horizontal reference lines.
-    ExPriL by MMD is drawn only where it differs from plain ExPriL, whose line it would hide."""
+    `repeats` (plain_repeats()) are not drawn: ExPriL by MMD would hide plain ExPriL's line."""
     import matplotlib.pyplot as plt  # after expril.reports.reproduction's import, which selects the Agg backend
 
     shown = [d for d in datasets if d in set(runs.dataset)]
-    compared = runs[runs.method.isin(methods) & (runs.column == column)]
-    repeats = plain_repeats(compared)
-    compared = compared[[pair not in repeats for pair in zip(compared.dataset, compared.method)]]
+    compared = without(runs[runs.method.isin(methods) & (runs.column == column)], repeats)
     position = _positions(sorted(compared.eps.unique()))
     data = compared.assign(
         x=compared.eps.map(position), accuracy=100 * compared.accuracy, method=compared.method.map(NAMES)
@@ -600,7 +603,8 @@ def compare(runs, reference_files, methods, datasets, iterations, out, aim_histo
     note = reproduction.demo_note(books.drop_duplicates(subset=ledger.COLUMNS)) + history_note(
         ledger.history_spent(aim_histories)
     )
-    md = markdown(table, tests, ranking, methods, datasets, primary, plain_repeats(accuracy))
+    repeats = plain_repeats(accuracy)
+    md = markdown(table, tests, ranking, methods, datasets, primary, repeats)
     io.save_text(out["comparison_md"], md + note)
-    figure(accuracy, table, methods, datasets, primary, out["figure_pdf"], out["figure_png"])
+    figure(accuracy, table, methods, datasets, primary, out["figure_pdf"], out["figure_png"], repeats)
     cd_figure(ranking, ranks, out["cd_pdf"], out["cd_png"])

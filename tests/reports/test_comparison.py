@@ -297,7 +297,7 @@ def test_expril_by_mmd_has_its_own_runs_and_ledger(tmp_path):
     assert set(comparison.read_runs(runs, 2).method) == {"C-mmd"}
 
 
-def test_expril_by_mmd_is_neither_tested_nor_drawn_where_it_repeats_plain_expril():
+def test_expril_by_mmd_is_found_and_not_tested_where_it_repeats_plain_expril():
     """On A (no IS step) C-mmd's runs are C's and I-mmd's are I's (2 points below C in every run);
     on D, C-mmd differs from C in one run and I-mmd from I in every run."""
     rows = [
