@@ -13,7 +13,7 @@ cell (the same rule, dataset, eps and setting) at its block size (a measured job
 else at another block size, else of its setting at other eps, else of its rule on its dataset, else
 of its rule (nothing for a rule never measured, which the output lists). Wall time on `cores`
 cores assumes the jobs fill them (the reported study's jobs are few and long, the calibration's
-many and short). Last, the check: the reported runs' jobs measured so far against what the
+many and short). Last, the check: the reported runs' measured jobs against what the
 calibration's jobs alone project for them.
 """
 
@@ -154,7 +154,7 @@ def per_run_table(jobs):
 
 
 def check(jobs, calibration_from=10000):
-    """The model against the reported runs measured so far, per method: each job of a block below
+    """The model against the reported runs' measured jobs, per method: each job of a block below
     `calibration_from` costed from the calibration's jobs alone (blocks of 5) and its measured wall
     time, as Markdown lines (none where no such job has run)."""
     first = jobs["first"].astype(float)  # None: no block, in neither
@@ -164,7 +164,7 @@ def check(jobs, calibration_from=10000):
     plan = costed(reported[["rule", "method", "dataset", "cell", "runs"]], model).assign(wall=reported.wall)
     plan = plan[plan.startup.notna()]
     lines = [
-        f"\nThe model against the reported runs measured so far: {len(plan)} jobs of blocks of "
+        f"\nThe model against the reported runs' measured jobs: {len(plan)} jobs of blocks of "
         f"{reported.runs.max()}, each costed from the calibration's jobs alone (blocks of {model.runs.max()}) "
         "and timed.\n",
         "| method | jobs | projected (h) | measured (h) | measured / projected |",
@@ -187,7 +187,7 @@ def check(jobs, calibration_from=10000):
 def report(results="results/extended", cores=2):
     """The cost model as Markdown lines: the measured jobs, each method's cost per run and eps,
     the projected calibration and reported runs, and the check of the model against the reported
-    runs measured so far."""
+    runs' measured jobs."""
     jobs, choice = measured(results), planned_config(ROOT)["comparison"]["choice"]
     yield (
         f"Measured: the {len(jobs)} jobs of {results} ({jobs.wall.sum() / 3600:.2f} job-hours), start-up and step "
