@@ -8,6 +8,7 @@ mechanisms that add it (expril.privacy.noise draws it) and the ledger that recor
 """
 
 import functools
+import importlib.metadata
 import importlib.util
 import math
 from pathlib import Path
@@ -122,8 +123,9 @@ def dpsgd_noise_multiplier(eps, delta, sample_rate, steps, max_sigma=1e6):
     """The noise multiplier Opacus's get_noise_multiplier finds (opacus/accountants/utils.py, the
     same search on the same accountant), to 1 % of eps below it. The search costs up to 30 s at
     large sampling rates (the RDP of Opacus's fractional orders is a series), so its result,
-    which depends on these public parameters alone, is kept in expril's disk cache."""
-    key = (eps, delta, sample_rate, steps, max_sigma, DPSGD_ALPHAS)
+    which depends on these public parameters and Opacus's accountant alone, is kept in expril's
+    disk cache under a key that names Opacus's version."""
+    key = (eps, delta, sample_rate, steps, max_sigma, DPSGD_ALPHAS, importlib.metadata.version("opacus"))
     return cache.cached_float("dpsgd_sigma", key, lambda: _search_noise_multiplier(*key[:5]))
 
 

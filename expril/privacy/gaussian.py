@@ -43,7 +43,7 @@ class Gaussian(Mechanism):
         return {"sensitivity": self.sensitivity, "scale": self.noise_std}
 
     @property
-    def noise_key(self):
+    def stream_scale(self):
         return self.noise_std
 
 

@@ -63,7 +63,7 @@ class Histogram(Mechanism):
         return released
 
     @property
-    def noise_key(self):
+    def stream_scale(self):
         """Keys the noise stream (noise.stream) with the run's eps: the paper's lambda,
         so that another eps draws fresh noise."""
         return self.scale

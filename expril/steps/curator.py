@@ -41,7 +41,7 @@ def _answer_block(val, edges, name, queries, mechanism, release, per_seed=None):
             )
         n_bins = binning.bin_counts(edges[b]).sum()
         ids = binning.bin_ids(edges[b], val["x"][b])
-        generator = noise.stream(secret, name, int(seed), queries[b], edges[b], mechanism.noise_key)
+        generator = noise.stream(secret, name, int(seed), queries[b], edges[b], mechanism.stream_scale)
         extra = () if per_seed is None else (per_seed[b],)
         answers.append(release(ids, n_bins, *extra, generator))
     return answers
@@ -166,7 +166,7 @@ def _release_gaussian(val, maps_path, name, query, mechanism, exact):
     secret, released = noise.secret(), []
     for b, seed in enumerate(val["seeds"]):
         feature_map = rff.unstack(maps, b)
-        generator = noise.stream(secret, name, int(seed), query, list(feature_map.values()), mechanism.noise_key)
+        generator = noise.stream(secret, name, int(seed), query, list(feature_map.values()), mechanism.stream_scale)
         released.append(mechanism.release(exact(feature_map, b), generator))
     return np.stack(released)
 

@@ -452,7 +452,8 @@ def test_the_network_is_initialised_as_the_batched_training_does():
 
 def test_the_noise_multiplier_is_kept_in_the_cache_and_read_back_to_the_bit(tmp_path, monkeypatch):
     """The search's result is written once to EXPRIL_CACHE_DIR and read back by the next job, the
-    same float; an empty EXPRIL_CACHE_DIR turns the cache off."""
+    same float; another Opacus version searches again; an empty EXPRIL_CACHE_DIR turns the cache
+    off."""
     monkeypatch.setenv("EXPRIL_CACHE_DIR", str(tmp_path))
     first = calibration.dpsgd_noise_multiplier(2.0, 1e-5, 0.05, 40)
     assert len(list((tmp_path / "dpsgd_sigma").iterdir())) == 1
@@ -474,6 +475,10 @@ def test_the_noise_multiplier_is_kept_in_the_cache_and_read_back_to_the_bit(tmp_
             alphas=calibration.DPSGD_ALPHAS,
         )
     )
+    with monkeypatch.context() as patch:
+        patch.setattr(calibration.importlib.metadata, "version", lambda package: "0.0")
+        with pytest.raises(AssertionError, match="searched again"):
+            calibration.dpsgd_noise_multiplier(2.0, 1e-5, 0.05, 40)
     monkeypatch.setenv("EXPRIL_CACHE_DIR", "")
     with pytest.raises(AssertionError, match="searched again"):
         calibration.dpsgd_noise_multiplier(2.0, 1e-5, 0.05, 40)
