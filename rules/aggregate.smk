@@ -78,4 +78,4 @@ rule publish_summary:
     conda:
         "../envs/expril.yaml"
     shell:
-        "for f in {input}; do cp $f summary/; done 2> {log}"
+        publish("summary")

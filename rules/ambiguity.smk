@@ -70,4 +70,4 @@ rule publish_ambiguity:
     conda:
         "../envs/expril.yaml"
     shell:
-        "for f in {input}; do cp $f summary/ambiguity/; done 2> {log}"
+        publish("summary/ambiguity")

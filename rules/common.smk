@@ -77,6 +77,11 @@ def package_code(script):
     )
 
 
+def publish(folder):
+    """Shell command of the publish rules: copy a report's small outputs into a committed folder."""
+    return f"(mkdir -p {folder} && cp {{input}} {folder}/) 2> {{log}}"
+
+
 def spec(wildcards):
     return config["benchmarks"][wildcards.dataset]
 

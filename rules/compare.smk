@@ -228,7 +228,7 @@ rule publish_tuning:
     conda:
         "../envs/expril.yaml"
     shell:
-        "(mkdir -p data/tuning && for f in {input}; do cp $f data/tuning/; done) 2> {log}"
+        publish("data/tuning")
 
 
 # Not part of `compare`: after the extended study, `snakemake publish_comparison --configfile
@@ -260,4 +260,4 @@ rule publish_comparison:
     conda:
         "../envs/expril.yaml"
     shell:
-        "(mkdir -p summary/comparison && for f in {input}; do cp $f summary/comparison/; done) 2> {log}"
+        publish("summary/comparison")
