@@ -18,7 +18,7 @@ report: "report/workflow.rst"
 
 include: "rules/reproduction.smk"
 include: "rules/compare_common.smk"
-include: "rules/synthetic.smk"
+include: "rules/plugins.smk"
 include: "rules/compare.smk"
 include: "rules/identify.smk"
 include: "rules/ambiguity.smk"

@@ -32,6 +32,7 @@ import pandas as pd
 import yaml
 
 from expril.io import save_text
+from expril.plugins import registry
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "benchmarks" / "RESULTS.md"
@@ -48,11 +49,7 @@ METHOD_RULES = {
         "estimate_labels",
         "train_hypothesis",
     ],
-    "LLP": ["llp_bins", "oracle_proportions", "train_llp"],
-    "DP-SGD": ["train_dpsgd"],
-    "AIM": ["aim_release", "train_aim"],
-    "DP-MERF": ["dpmerf_release", "dpmerf_samples", "train_dpmerf"],
-}
+} | {method.display: [step.rule for step in method.steps] for method in registry.methods().values()}
 # ExPriL with Pb. 1 by MMD: its embedding query and the jobs of its eps<e>-mmd/ runs (C, D, E, CTG-B).
 MMD_RULES = ["oracle_embedding"]
 

@@ -25,6 +25,7 @@ import sys
 import pandas as pd
 
 from benchmarks.pipeline import METHOD_RULES, ROOT, job_times
+from expril.plugins import registry
 from expril.workflow.config import planned_config
 
 MMD = "ExPriL by MMD (C and I)"
@@ -44,7 +45,7 @@ def method_of(rule, path):
         return "ExPriL (C and I)"
     if rule == "evaluate_rival":
         name = re.search(r"/eps[^/]+/(\w+)", path)[1]
-        return {"llp": "LLP", "dpsgd": "DP-SGD", "aim": "AIM", "dpmerf": "DP-MERF"}[name]
+        return registry.methods()[name].display
     return next((m for m, rules in METHOD_RULES.items() if rule in rules), "shared")
 
 

@@ -1,6 +1,7 @@
 # Configuration checks, path helpers and wildcard constraints shared by every stage.
 import functools
 import hashlib
+import inspect
 import math
 import os
 import re
@@ -10,6 +11,7 @@ import yaml
 from snakemake.utils import validate
 
 from expril import settings
+from expril.plugins import base, context, gate, registry
 from expril.privacy import mechanisms, noise
 from expril.reports import ambiguity, identify
 from expril.workflow import code_digest, grids
@@ -71,9 +73,9 @@ localrules:
 def package_code(script):
     """Digest of the package code a workflow script runs (expril/workflow/code_digest.py): every script
     rule declares it as params.code, so an edit to that code reruns the rule's jobs."""
-    base = Path(workflow.basedir)
+    root = Path(workflow.basedir)
     return code_digest.script_digest(
-        base / "workflow_scripts" / f"{script}.py", base / "expril"
+        root / "workflow_scripts" / f"{script}.py", root / "expril"
     )
 
 
@@ -233,7 +235,7 @@ def reweight_inputs(wildcards):
     if by_mmd(wildcards):
         return {
             "embedding": embedding_file(wildcards),
-            "maps": feature_map_file(wildcards, "mmd"),
+            "maps": mmd_feature_map(wildcards),
         }
     inputs = {}
     if counts_query(wildcards.dataset):

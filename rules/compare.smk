@@ -1,13 +1,11 @@
-# ExPriL against its rivals at equal privacy (docs/comparison.md): learning from label proportions
-# (LLP) and DP-SGD, and AIM and DP-MERF (rules/synthetic.smk, docs/synthetic.md), on the same data,
-# splits and seeds as ExPriL, the same network and training as its h_t, scored on the same test
-# split; ExPriL also with Pb. 1 by MMD (`C-mmd`, `I-mmd`: the eps<e>-mmd/ runs). Not part of `all`: `snakemake compare` writes the
-# comparison (config/extended.yaml: the eps sweep). Each release is a curator rule with a mechanism
-# param and a ledger (expril/privacy/taint.py); the learner's LLP rules read releases only.
+# ExPriL against its rivals at equal privacy (docs/comparison.md): the plug-in methods (their rules:
+# rules/plugins.smk) on the same data, splits and seeds as ExPriL, the same network family, scored
+# on the same test split; ExPriL also with Pb. 1 by MMD (`C-mmd`, `I-mmd`: the eps<e>-mmd/ runs).
+# Not part of `all`: `snakemake compare` writes the comparison (config/extended.yaml: the eps sweep).
 
 
 wildcard_constraints:
-    rival="llp|dpsgd|aim|dpmerf",
+    rival="|".join(PLUGINS),
 
 
 localrules:
@@ -15,98 +13,6 @@ localrules:
     publish_comparison,
     select_settings,
     publish_tuning,
-
-
-rule llp_bins:
-    input:
-        rules.generate_data.output.source,
-    output:
-        f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/llp{{setting}}/bins.npz",
-    log:
-        f"{R}/logs/llp_bins/{{dataset}}/{{seeds}}/eps{{eps}}{{setting}}.log",
-    benchmark:
-        f"{R}/benchmarks/llp_bins/{{dataset}}/{{seeds}}/eps{{eps}}{{setting}}.tsv"
-    conda:
-        "../envs/expril.yaml"
-    params:
-        code=package_code("make_bins"),
-        q=lambda wc: bins_per_feature(wc, snr(wc, "llp"), iterations=1),
-    script:
-        "../workflow_scripts/make_bins.py"
-
-
-rule oracle_proportions:
-    input:
-        target_val=rules.split_target.output.val,
-        bins=rules.llp_bins.output[0],
-    output:
-        answers=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}/llp{{setting}}/proportions.npz",
-        ledger=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}/llp{{setting}}/proportions.ledger.csv",
-    log:
-        f"{R}/logs/oracle_proportions/{{dataset}}/{{seeds}}/eps{{eps}}{{setting}}.log",
-    benchmark:
-        f"{R}/benchmarks/oracle_proportions/{{dataset}}/{{seeds}}/eps{{eps}}{{setting}}.tsv"
-    conda:
-        "../envs/expril.yaml"
-    params:
-        code=package_code("oracle_proportions"),
-        mechanism=privacy_plan("llp"),
-    script:
-        "../workflow_scripts/oracle_proportions.py"
-
-
-rule train_llp:
-    input:
-        source=rules.generate_data.output.source,
-        # The release is LLP's bins and the proportions in them: the snr of the setting alone.
-        bins=lambda wc: llp_file(wc, "learner", "bins"),
-        release=lambda wc: llp_file(wc, "oracle", "proportions"),
-    output:
-        f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}/llp{{setting}}/model.npz",
-    log:
-        f"{R}/logs/train_llp/{{dataset}}/{{seeds}}/eps{{eps}}{{setting}}.log",
-    benchmark:
-        f"{R}/benchmarks/train_llp/{{dataset}}/{{seeds}}/eps{{eps}}{{setting}}.tsv"
-    conda:
-        "../envs/expril.yaml"
-    threads: 1
-    resources:
-        gpu=1 if config["device"] == "cuda" else 0,
-    params:
-        code=package_code("train_llp"),
-        network=lambda wc: network(wc, "llp"),
-        training=config["training"],
-        solver=config["reweight"],
-        mechanism=privacy_plan("llp"),
-        init_key=lambda wc: ["llp", wc.dataset, wc.eps],
-        device=config["device"],
-    script:
-        "../workflow_scripts/train_llp.py"
-
-
-# On the CPU, whatever `device` says (expril/rivals/dpsgd.py).
-rule train_dpsgd:
-    input:
-        target_val=rules.split_target.output.val,
-        source=rules.generate_data.output.source,
-    output:
-        model=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}/dpsgd{{setting}}/model.npz",
-        ledger=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}/dpsgd{{setting}}/model.ledger.csv",
-    log:
-        f"{R}/logs/train_dpsgd/{{dataset}}/{{seeds}}/eps{{eps}}{{setting}}.log",
-    benchmark:
-        f"{R}/benchmarks/train_dpsgd/{{dataset}}/{{seeds}}/eps{{eps}}{{setting}}.tsv"
-    conda:
-        "../envs/expril.yaml"
-    threads: 1
-    params:
-        code=package_code("train_dpsgd"),
-        network=lambda wc: network(wc, "dpsgd"),
-        recipe=dpsgd_recipe,
-        mechanism=privacy_plan("dpsgd"),
-        init_key=lambda wc: ["dpsgd", wc.dataset, wc.eps],
-    script:
-        "../workflow_scripts/train_dpsgd.py"
 
 
 rule evaluate_rival:
@@ -167,14 +73,8 @@ rule compare_methods:
         runs=lambda wc: reported_runs(),
         methods=COMPARISON["methods"],
         datasets=config["datasets"],
-        # Read where they exist, not inputs: a rerun of aim_release appends to them.
-        aim_histories=[
-            aim_history(d, b, e)
-            for d in config["datasets"]
-            for b in BLOCKS
-            for e in EPSILONS
-            if "aim" in RIVALS
-        ],
+        # Read where they exist, not inputs: a rerun of their release appends to them.
+        histories=lambda wc: histories(),
         iterations=T,
     script:
         "../workflow_scripts/compare_methods.py"

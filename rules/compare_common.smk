@@ -1,8 +1,16 @@
-# Helpers of the comparison's rules (rules/compare.smk, rules/synthetic.smk, docs/comparison.md):
+# Helpers of the comparison's rules (rules/compare.smk, rules/plugins.smk, docs/comparison.md):
 # the compared methods, the rivals' inputs, and the runs the comparison and the tuning read.
 
 COMPARISON = config["comparison"]
+# The methods other than ExPriL's chain, one module each (expril/plugins/, rules/plugins.smk).
+PLUGINS = registry.methods()
 for _method in COMPARISON["methods"]:
+    if _method not in grids.VARIANT and _method not in PLUGINS:
+        raise ValueError(
+            f"config: comparison: methods lists {_method!r}, neither ExPriL's "
+            f"({', '.join(grids.VARIANT)}) nor a plug-in method (expril/plugins/: "
+            f"{', '.join(PLUGINS)})"
+        )
     if grids.VARIANT.get(_method, config["variants"][0]) not in config["variants"]:
         raise ValueError(
             f"config: comparison: methods lists {_method}-ExPriL, which 'variants' does not run"
@@ -11,12 +19,9 @@ RIVALS = [m for m in COMPARISON["methods"] if m not in grids.VARIANT]
 
 
 def rival_model(wildcards):
-    return {
-        "llp": rules.train_llp.output[0],
-        "dpsgd": rules.train_dpsgd.output.model,
-        "aim": rules.train_aim.output[0],
-        "dpmerf": rules.train_dpmerf.output[0],
-    }[wildcards.rival]
+    """The model a plug-in method's last step writes, which the evaluator scores."""
+    method = PLUGINS[wildcards.rival]
+    return method.output(method.steps[-1], job_context(method, wildcards))
 
 
 def configured_bins(wildcards):
@@ -24,23 +29,20 @@ def configured_bins(wildcards):
     return f"{R}/learner/{wildcards.dataset}/{wildcards.seeds}/eps{wildcards.eps}/marginal_bins.npz"
 
 
-def llp_file(wildcards, part, name):
-    """LLP's bins or release, which depend on its setting's snr alone."""
-    snr_only = upstream(wildcards, "llp", ["snr"])
-    return f"{R}/{part}/{wildcards.dataset}/{wildcards.seeds}/eps{wildcards.eps}/llp{snr_only}/{name}.npz"
-
-
-def dpmerf_file(wildcards, part, name):
-    """DP-MERF's release or samples, which depend on its setting's generator alone."""
-    generator = upstream(wildcards, "dpmerf", ["generator"])
-    return f"{R}/{part}/{wildcards.dataset}/{wildcards.seeds}/eps{wildcards.eps}/dpmerf{generator}/{name}.npz"
-
-
-def aim_history(dataset, seeds, eps):
-    """The append-only record of every AIM release a split has had at an eps, reruns included
-    (expril/privacy/ledger.py: append_history); one file per job, so no two jobs write one.
+def histories():
+    """The append-only record of every release of a plug-in whose noise cannot be replayed (its
+    release takes `history_path`: AIM's), reruns included, for every reported run's release.
     """
-    return f"{R}/oracle/{dataset}/{seeds}/eps{eps}/aim/history.csv"
+    return [
+        base.PROVIDED["history_path"](
+            PLUGINS[m], plugin_context(PLUGINS[m], d, b, e, "")
+        )
+        for d in config["datasets"]
+        for b in BLOCKS
+        for e in EPSILONS
+        for m in RIVALS
+        if "history_path" in PLUGINS[m].release.arguments()
+    ]
 
 
 # The tuned settings (data/tuning/choice.yaml, written by `snakemake tune`): {method: {dataset:
@@ -63,21 +65,15 @@ def method_files(method, dataset, eps, block, suffix):
     """One method's evaluation file and ledger (the run's account) in one block, under the
     setting `suffix` of its family."""
     method = base_method(method, dataset)
-    family, base = grids.FAMILY[method], f"{dataset}/{block}/eps{eps}"
+    folder = f"{dataset}/{block}/eps{eps}"
     if method in grids.VARIANT:
-        run = f"{base}{'-mmd' if family == 'mmd' else ''}{suffix}"
+        run = f"{folder}{'-mmd' if grids.family(method) == 'mmd' else ''}{suffix}"
         last = f"{variant_dir(grids.VARIANT[method], T - 1)}/errors_t{T - 1}.ledger.csv"
         return f"{R}/eval/{run}/accuracy.csv", f"{R}/oracle/{run}/{last}"
-    parsed = grids.parse(GRID, family, suffix)
-    release = {
-        "llp": f"llp{grids.suffix(GRID, family, parsed, ['snr'])}/proportions",
-        "dpsgd": f"dpsgd{suffix}/model",
-        "aim": "aim/records",
-        "dpmerf": f"dpmerf{grids.suffix(GRID, family, parsed, ['generator'])}/embedding",
-    }[method]
+    plugin = PLUGINS[method]
     return (
-        f"{R}/eval/{base}/{method}{suffix}.csv",
-        f"{R}/oracle/{base}/{release}.ledger.csv",
+        f"{R}/eval/{folder}/{method}{suffix}.csv",
+        plugin.ledger(plugin_context(plugin, dataset, block, eps, suffix)),
     )
 
 
@@ -144,15 +140,15 @@ def calibration_runs():
     calibrated = [settings.format_eps(e) for e in c["epsilons"]]
     runs = []
     for method in COMPARISON["methods"]:
-        family = grids.FAMILY[method]
-        for s in grids.settings(GRID, family):
-            suffix = grids.suffix(GRID, family, s)
+        grid = grids.family(method)
+        for s in grids.settings(GRID, grid):
+            suffix = grids.suffix(GRID, grid, s)
             runs += [
                 r
                 for r in compared_runs(
                     [block], {suffix: lambda m, d, e, s=suffix: s}, [method]
                 )
-                if (family != "mmd" or importance_sampling(r["dataset"]))
+                if (grid != "mmd" or importance_sampling(r["dataset"]))
                 and settings.format_eps(r["eps"]) in calibrated
                 # Without noise the bins do not follow the snr rule: those runs repeat as configured.
                 and not (
@@ -166,9 +162,6 @@ def calibration_runs():
 def grid_order():
     """Each compared method's settings in its grid's order ('' as configured)."""
     return {
-        m: [
-            grids.suffix(GRID, grids.FAMILY[m], s)
-            for s in grids.settings(GRID, grids.FAMILY[m])
-        ]
+        m: [grids.suffix(GRID, grids.family(m), s) for s in grids.settings(GRID, grids.family(m))]
         for m in COMPARISON["methods"]
     }

@@ -22,7 +22,7 @@ rule make_bins:
 
 
 # The random Fourier feature map of each run (expril/method/rff.py), from the source, handed to the
-# curator for Pb. 1 by MMD (oracle_embedding) and DP-MERF (rules/synthetic.smk).
+# curator for Pb. 1 by MMD (oracle_embedding) and DP-MERF (expril/plugins/dpmerf.py).
 rule feature_maps:
     input:
         source=rules.generate_data.output.source,

@@ -30,7 +30,7 @@ rule oracle_marginals:
 rule oracle_embedding:
     input:
         target_val=rules.split_target.output.val,
-        maps=lambda wc: feature_map_file(wc, "mmd"),
+        maps=mmd_feature_map,
     output:
         answers=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}-mmd{{setting}}/embedding.npz",
         ledger=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}-mmd{{setting}}/embedding.ledger.csv",

@@ -30,55 +30,21 @@ def snr(wildcards, family):
     return config["bins"]["snr"] if value == grids.CONFIGURED else value
 
 
-def dpsgd_recipe(wildcards):
-    """DP-SGD's knobs: as configured, the training's optimiser, lr and batch with
-    comparison.dpsgd's epochs and clipping; a setting's recipe overrides them."""
-    d = config["comparison"]["dpsgd"]
-    configured = {
-        "optimizer": "adam",
-        "momentum": 0.0,
-        "lr": config["training"]["lr"],
-        "batch_size": config["training"]["batch_size"],
-        "epochs": d["epochs"],
-        "max_grad_norm": d["max_grad_norm"],
-    }
-    return grids.recipe(GRID, setting(wildcards, "dpsgd"), "recipe", configured)
-
-
-def dpsgd_sample_rate(wildcards):
-    """A recipe's `sampling` share of n', else Opacus's rate for the configured batch size."""
-    knobs = dpsgd_recipe(wildcards)
-    if "sampling" in knobs:
-        return knobs["sampling"]
-    return settings.sample_rate(n_val(wildcards), knobs["batch_size"])
-
-
-def dpmerf_generator(wildcards):
-    """DP-MERF's generator and random features: as configured, or the setting's recipe ('width':
-    the official tabular generator's hidden widths, 4d and 2d)."""
-    configured = config["comparison"]["dpmerf"] | {
-        "class_weighting": "released",
-        "random_features": config["comparison"]["random_features"],
-    }
-    knobs = grids.recipe(GRID, setting(wildcards, "dpmerf"), "generator", configured)
-    if knobs["hidden"] == "width":
-        d = settings.feature_count(spec(wildcards))
-        knobs["hidden"] = [4 * d, 2 * d]
-    return knobs
-
-
-def feature_map_file(wildcards, family):
-    """The random feature map a setting of `family` (mmd or dpmerf) uses: its D and bandwidth."""
-    if family == "dpmerf":
-        features, scale = (
-            dpmerf_generator(wildcards)["random_features"],
-            grids.CONFIGURED,
-        )
-    else:
-        features = config["comparison"]["random_features"]
-        scale = setting(wildcards, family)["bandwidth"]
+def feature_map_file(dataset, seeds, features, scale=grids.CONFIGURED):
+    """The learner's random feature map of a block: D = `features`, the bandwidth `scale` times the
+    median heuristic's (rules/learner.smk: feature_maps)."""
     suffix = (
         "" if features == config["comparison"]["random_features"] else f"~D={features}"
     )
     suffix += "" if scale == grids.CONFIGURED else f"~bandwidth={scale}"
-    return f"{R}/learner/{wildcards.dataset}/{wildcards.seeds}/feature_map{suffix}.npz"
+    return f"{R}/learner/{dataset}/{seeds}/feature_map{suffix}.npz"
+
+
+def mmd_feature_map(wildcards):
+    """Pb. 1 by MMD's feature map: D as configured, at the setting's bandwidth."""
+    return feature_map_file(
+        wildcards.dataset,
+        wildcards.seeds,
+        config["comparison"]["random_features"],
+        setting(wildcards, "mmd")["bandwidth"],
+    )

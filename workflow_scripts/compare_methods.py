@@ -11,5 +11,5 @@ comparison.compare(
     datasets=snakemake.params.datasets,
     iterations=snakemake.params.iterations,
     out=dict(snakemake.output),
-    aim_histories=snakemake.params.aim_histories,
+    histories=snakemake.params.histories,
 )

@@ -3,7 +3,8 @@
 Every file under the results folder's curator/ is tainted (the target, with its labels), and so
 is every output of a job that reads a tainted file, except the outputs of a release: a job that
 applies a registered privacy mechanism and writes a ledger row (`is_release`). A rule is a
-learner rule unless ROLES puts it on the curator or the evaluator side; a learner job that reads
+learner rule unless ROLES puts it on the curator or the evaluator side, or it is a plug-in method's
+release (expril/plugins/); a learner job that reads
 a tainted file is a violation, and so is a job of a release rule that is not a release (its
 output would leave the curator unaccounted, even where only the evaluator reads it, as DP-SGD's
 model). See docs/privacy.md, "Who sees what".
@@ -16,12 +17,14 @@ and exits with status 1 if there is any.
 """
 
 import argparse
+import functools
 import os
 import sys
 from dataclasses import dataclass
 from graphlib import TopologicalSorter
 from pathlib import Path
 
+from expril.plugins import registry
 from expril.privacy.mechanisms import MECHANISMS
 
 # Rules that may read tainted files. Every other rule is a learner rule (default-deny). The curator's
@@ -30,11 +33,7 @@ ROLES = {
     "split_target": "curator",
     "oracle_marginals": "release",
     "oracle_errors": "release",
-    "oracle_proportions": "release",
-    "train_dpsgd": "release",
     "oracle_embedding": "release",
-    "dpmerf_release": "release",
-    "aim_release": "release",
     "evaluate_hypotheses": "evaluator",
     "reference_models": "evaluator",
     "aggregate_results": "evaluator",
@@ -59,6 +58,17 @@ ROLES = {
 }
 
 
+@functools.cache
+def plugin_releases():
+    """The release rules of the plug-in methods (expril/plugins/): one per method."""
+    return frozenset(method.release.rule for method in registry.methods().values())
+
+
+def role(rule):
+    """A rule's role: ROLES's, "release" for a plug-in method's release, else None (a learner rule)."""
+    return ROLES.get(rule, "release" if rule in plugin_releases() else None)
+
+
 @dataclass(frozen=True)
 class Job:
     rule: str
@@ -69,7 +79,7 @@ class Job:
 
     @property
     def role(self):
-        return ROLES.get(self.base or self.rule)
+        return role(self.base or self.rule)
 
 
 @dataclass(frozen=True)

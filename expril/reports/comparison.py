@@ -11,21 +11,19 @@ import pandas as pd
 import seaborn as sns
 
 from expril import io, settings
+from expril.plugins import registry
 from expril.privacy import ledger
 from expril.reports import reproduction, statistics
 
+# Each method's name in the report: ExPriL's, the plug-in methods' own (expril/plugins/), the references'.
 NAMES = {
     "C": "C-ExPriL",
     "I": "I-ExPriL",
-    "llp": "LLP",
-    "dpsgd": "DP-SGD",
-    "aim": "AIM",
-    "dpmerf": "DP-MERF",
     "C-mmd": "C-ExPriL (MMD)",
     "I-mmd": "I-ExPriL (MMD)",
     "h_star": "ĥ*",
     "h0_star": "h0*",
-}
+} | {name: method.display for name, method in registry.methods().items()}
 REFERENCES = ["h_star", "h0_star"]
 # ExPriL's methods: the variant of the chain's evaluation rows each reads (by MMD, its own runs).
 VARIANTS = {"C": "C", "I": "I", "C-mmd": "C", "I-mmd": "I"}
@@ -382,7 +380,7 @@ def markdown(table, tests, ranking, methods, datasets, primary, repeats=frozense
         "Non-private references: ĥ* trained on the curator's validation split with its labels, h0* its majority class.",
     ]
     own = without(table, repeats)
-    lines += ["", *leaders_table(leaders(own, methods, primary, tests), shown, primary)]
+    lines += ["", *leaders_table(leaders(own, methods, primary, tests), shown, primary, methods)]
     if {TUNED, CONFIGURED} <= set(table.column):
         lines += ["", *effect_table(tuning_effect(own, methods))]
     lines += [
@@ -433,7 +431,7 @@ def markdown(table, tests, ranking, methods, datasets, primary, repeats=frozense
     return "\n".join(lines) + "\n"
 
 
-def leaders_table(top, datasets, column):
+def leaders_table(top, datasets, column, methods):
     """The highest-mean table (leaders()) as Markdown, with a last row counting, per eps, the
     cells C-ExPriL wins (★) and loses (▲) significantly, and its legend."""
     eps_values = sorted(top.index.get_level_values("eps").unique())
@@ -457,7 +455,7 @@ def leaders_table(top, datasets, column):
     lines.append(
         "| ★ / ▲ | " + " | ".join(f"{(m == '★').sum()} / {(m == '▲').sum()} of {len(m)}" for _, m in marks) + " |"
     )
-    rivals = ", ".join(NAMES[m] for m in NAMES if m in RIVALS)
+    rivals = ", ".join(NAMES[m] for m in methods if m in RIVALS)
     return lines + [
         "",
         f"★: C-ExPriL leads and every rival ({rivals}) that ran is significantly below it; ▲: the leader is "
@@ -586,7 +584,7 @@ def history_note(history):
     )
 
 
-def compare(runs, reference_files, methods, datasets, iterations, out, aim_histories=()):
+def compare(runs, reference_files, methods, datasets, iterations, out, histories=()):
     """Write every run's accuracy, the comparison table (CSV, Markdown), the paired tests, the
     rank tests and the figures to `out`'s paths, from the runs the workflow lists (`runs`: dicts
     with method, dataset, eps, column, setting, evaluation and ledger files; rules/compare_common.smk)."""
@@ -601,7 +599,7 @@ def compare(runs, reference_files, methods, datasets, iterations, out, aim_histo
     io.save_csv(out["tests"], tests)
     io.save_csv(out["ranks"], ranking)
     note = reproduction.demo_note(books.drop_duplicates(subset=ledger.COLUMNS)) + history_note(
-        ledger.history_spent(aim_histories)
+        ledger.history_spent(histories)
     )
     repeats = plain_repeats(accuracy)
     md = markdown(table, tests, ranking, methods, datasets, primary, repeats)

@@ -14,18 +14,16 @@ import math
 import yaml
 
 CONFIGURED = "configured"
-# Each compared method's family: the grid it chooses from (C and I share ExPriL's chain, each
-# choosing its own setting).
-FAMILY = {
-    "C": "expril",
-    "I": "expril",
-    "C-mmd": "mmd",
-    "I-mmd": "mmd",
-    "llp": "llp",
-    "dpsgd": "dpsgd",
-    "aim": "aim",
-    "dpmerf": "dpmerf",
-}
+# ExPriL's methods' families: the grid each chooses from (C and I share ExPriL's chain, each
+# choosing its own setting). A plug-in method's family is its name (expril/plugins/).
+FAMILY = {"C": "expril", "I": "expril", "C-mmd": "mmd", "I-mmd": "mmd"}
+
+
+def family(method):
+    """The grid a compared method chooses from."""
+    return FAMILY.get(method, method)
+
+
 # ExPriL's methods: the variant of its chain each reports.
 VARIANT = {"C": "C", "I": "I", "C-mmd": "C", "I-mmd": "I"}
 

@@ -4,6 +4,7 @@ import re
 
 import pytest
 
+from expril.plugins import registry
 from expril.privacy.taint import (
     ROLES,
     Job,
@@ -11,6 +12,7 @@ from expril.privacy.taint import (
     audit,
     is_release,
     module_rule,
+    role,
     taint,
     unknown_roles,
     unreleased,
@@ -156,10 +158,18 @@ def test_a_rules_step_lives_in_the_module_of_its_audited_role():
     other rule, audited as the learner's, one of steps.learner or steps.world."""
     modules = {"learner": ("learner", "world"), "release": ("curator",)}
     found = _rule_steps()
-    assert len(found) == 29 and {"make_bins", "train_dpsgd", "evaluate_rival", "generate_data"} <= set(found)
+    assert len(found) == 20 and {"make_bins", "oracle_errors", "evaluate_rival", "generate_data"} <= set(found)
     for rule, step in found.items():
         role = ROLES.get(rule, "learner")
         if step is None:
             assert role == "evaluator", rule
         else:
             assert step[0] in modules.get(role, (role,)), (rule, step)
+
+
+def test_a_plugin_methods_release_is_audited_as_a_release_and_its_other_steps_as_the_learners():
+    """A plug-in method's rules (rules/plugins.smk) take their roles from its steps: ROLES names none."""
+    for method in registry.methods().values():
+        for step in method.steps:
+            assert step.rule not in ROLES
+            assert role(step.rule) == ("release" if step.release else None), step.rule

@@ -21,9 +21,9 @@ from torch.utils.data import TensorDataset
 from expril import settings
 from expril.io import load_npz, save_npz
 from expril.method import mlp
+from expril.plugins import dpsgd as dpsgd_method
 from expril.privacy import calibration, ledger, mechanisms
 from expril.rivals import dpsgd
-from expril.steps import curator
 
 N, D = 120, 5
 # Opacus warns of its hooks on a model whose inputs need no gradient, and of its non-secure RNG.
@@ -355,7 +355,7 @@ def _step(tmp_path, plan, x, y, source, seeds=(0, 1), setting="", network=None, 
     save_npz(tmp_path / "val.npz", x=x, y=y, seeds=np.array(seeds))
     save_npz(tmp_path / "source.npz", x=source, seeds=np.array(seeds))
     recipe = {"optimizer": "adam", "momentum": 0.0, "lr": 1e-2}
-    curator.train_dpsgd(
+    dpsgd_method.train_dpsgd(
         tmp_path / "val.npz",
         tmp_path / "source.npz",
         tmp_path / f"{name}.npz",

@@ -12,9 +12,9 @@ from scipy import stats
 from expril.io import load_npz, save_npz
 from expril.method import binning, mlp
 from expril.method.training import Bags, train_mlps
+from expril.plugins import llp as llp_method
 from expril.privacy import ledger, mechanisms
 from expril.rivals import llp
-from expril.steps import curator, learner
 
 
 def _loss(bags, proportions, logits, weights):
@@ -147,7 +147,7 @@ def _release(tmp_path, eps, d=2, n=400, seeds=(3, 4)):
     edges = [binning.make_bins(x[b], 4) for b in range(len(seeds))]
     save_npz(tmp_path / "bins.npz", seeds=np.array(seeds), **binning.pack(edges))
     plan = mechanisms.Counts(eps, 1e-5, d, 1, False)
-    curator.oracle_proportions(
+    llp_method.oracle_proportions(
         tmp_path / "val.npz",
         tmp_path / "bins.npz",
         tmp_path / "release.npz",
@@ -238,8 +238,8 @@ def test_the_train_llp_step_learns_the_labels_from_the_release(tmp_path):
     save_npz(tmp_path / "bins.npz", seeds=seeds, **binning.pack([binning.make_bins(s, 2) for s in source]))
     plan = mechanisms.Counts(math.inf, 0.0, 2, 1, False).param()
     paths = [tmp_path / f for f in ("val.npz", "bins.npz", "release.npz", "release.ledger.csv")]
-    curator.oracle_proportions(*paths, "A", plan)
-    learner.train_llp(
+    llp_method.oracle_proportions(*paths, "A", plan)
+    llp_method.train_llp(
         tmp_path / "source.npz",
         tmp_path / "bins.npz",
         tmp_path / "release.npz",

@@ -10,6 +10,7 @@ from scipy import integrate, optimize, stats
 
 from expril.io import load_npz, save_npz
 from expril.method import binning, mlp, reweight, rff
+from expril.plugins import dpmerf as dpmerf_method
 from expril.privacy import calibration, ledger, mechanisms
 from expril.rivals import aim, dpmerf
 from expril.rivals.generator import generate, train_generators
@@ -94,7 +95,7 @@ def test_dpmerf_release_has_the_noise_the_ledger_states(tmp_path):
     feature_map = rff.make_map(x, 4000, np.random.default_rng(0))
     save_npz(tmp_path / "maps.npz", seeds=np.array([0]), **rff.stack([feature_map]))
     plan = mechanisms.DPMERF(1.0, 1e-5, 300)
-    curator.dpmerf_release(
+    dpmerf_method.dpmerf_release(
         write_block(tmp_path, x, y),
         tmp_path / "maps.npz",
         tmp_path / "release.npz",
@@ -407,7 +408,7 @@ def test_the_train_dpmerf_step_trains_one_network_per_seed_on_its_samples(tmp_pa
     (x0, y0), (x1, y1) = blobs(600, 7), blobs(600, 8)
     save_npz(tmp_path / "samples.npz", x=np.stack([x0, x1]), y=np.stack([y0, 1 - y1]), seeds=np.array([3, 9]))
     training = {"epochs": 30, "batch_size": 64, "lr": 1e-2, "holdout": 0.2, "patience": 5}
-    learner.train_dpmerf(
+    dpmerf_method.train_dpmerf(
         tmp_path / "samples.npz", tmp_path / "model.npz", {"hidden": [16]}, training, ["dpmerf", "A", "1"], "cpu", 1
     )
     model = load_npz(tmp_path / "model.npz")

@@ -50,6 +50,7 @@ RIVAL_RULES = {
     "feature_maps",
     "oracle_embedding",
 }
+PLUGIN_LEARNERS = {"llp_bins", "train_llp", "train_aim", "dpmerf_samples", "train_dpmerf"}
 # Without a choice file the comparison runs as configured only.
 UNTUNED = ["--config", 'comparison={"choice": "no/choice.yaml"}']
 
@@ -99,55 +100,27 @@ def test_the_comparison_passes_the_taint_audit_with_its_releases(monkeypatch):
     tainted = taint.taint(p.jobs, p.curator)
     # The learner's LLP, AIM and DP-MERF rules read the source and the releases only; DP-SGD's model
     # is a release.
-    assert not {job.rule for job in p.jobs if set(job.input) & set(tainted)} & {
-        "llp_bins",
-        "train_llp",
-        "feature_maps",
-        "train_aim",
-        "dpmerf_samples",
-        "train_dpmerf",
-    }
+    assert not {job.rule for job in p.jobs if set(job.input) & set(tainted)} & (PLUGIN_LEARNERS | {"feature_maps"})
     assert {job.rule for job in p.jobs if set(job.output) & set(tainted)} >= {"evaluate_rival", "compare_methods"}
 
 
-def _unledgered(rival):
-    """(old, new) renaming a rival's release's `ledger` output (the file stays, no ledger row)."""
-    old = 'ledger=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}/' + rival
-    return old, old.replace("ledger=", "book=")
-
-
-LLP_RELEASE = '        release=lambda wc: llp_file(wc, "oracle", "proportions"),\n'
-DPMERF_SAMPLES = '        samples=lambda wc: dpmerf_file(wc, "learner", "samples"),\n'
-# Each miswiring of the comparison's rules: (file under rules/, old, new), the rules the audit then
-# flags, one flagged read (rule, curator file the chain starts from, rules along the chain, file
-# read), by file name, and the release that no longer counts as one.
+# Each miswiring of the plug-in framework's rules (rules/plugins.smk; a miswired plug-in is refused
+# before the audit: tests/plugins): (old, new), the rules the audit then flags, one flagged read
+# (rule, curator file the chain starts from, rules along the chain, file read), by file name, and
+# the releases that no longer count as one.
 COMPARE_MISWIRINGS = {
-    "train_llp reads target_val": (
-        ("compare.smk", LLP_RELEASE, LLP_RELEASE + "        leak=rules.split_target.output.val,\n"),
-        {"train_llp"},
-        ("train_llp", "target_val.npz", (), "target_val.npz"),
-        None,
+    "the learner's source is the curator's split": (
+        ('"source": rules.generate_data.output.source,', '"source": rules.split_target.output.val,'),
+        {"llp_bins", "train_llp", "train_aim"},
+        ("train_aim", "target_val.npz", (), "target_val.npz"),
+        set(),
     ),
-    "train_dpmerf reads target_val": (
-        ("synthetic.smk", DPMERF_SAMPLES, DPMERF_SAMPLES + "        leak=rules.split_target.output.val,\n"),
-        {"train_dpmerf"},
-        ("train_dpmerf", "target_val.npz", (), "target_val.npz"),
-        None,
-    ),
-    "oracle_proportions loses its ledger": (
-        ("compare.smk", *_unledgered("llp")),
-        {"train_llp"},
-        ("train_llp", "target_val.npz", ("oracle_proportions",), "proportions.npz"),
-        "oracle_proportions",
-    ),
-    "dpmerf_release loses its ledger": (
-        ("synthetic.smk", *_unledgered("dpmerf")),
-        {"dpmerf_samples", "train_dpmerf"},
+    "the releases lose their ledger": (
+        ('{"ledger": base.ledger_of(out)}', '{"book": base.ledger_of(out)}'),
+        {"train_llp", "train_aim", "dpmerf_samples", "train_dpmerf"},
         ("train_dpmerf", "target_val.npz", ("dpmerf_release", "dpmerf_samples"), "samples.npz"),
-        "dpmerf_release",
+        {"oracle_proportions", "train_dpsgd", "aim_release", "dpmerf_release"},
     ),
-    # Only the evaluator reads DP-SGD's model: no learner read is flagged, the lost release is.
-    "train_dpsgd loses its ledger": (("compare.smk", *_unledgered("dpsgd")), set(), None, "train_dpsgd"),
 }
 
 
@@ -155,19 +128,19 @@ COMPARE_MISWIRINGS = {
 @pytest.mark.parametrize("name", COMPARE_MISWIRINGS)
 def test_taint_audit_catches_a_miswired_rival(tmp_path, name):
     """The comparison's audit (as test_the_comparison_passes_the_taint_audit_with_its_releases) on a
-    copy of the project with one rival's rule miswired: a learner rule reading the curator's
-    validation split, or a release whose ledger is no longer its `ledger` output (reported as such)."""
-    (file, old, new), rules, read, lost = COMPARE_MISWIRINGS[name]
+    copy of the project with the plug-ins' rules miswired: learner rules reading the curator's
+    validation split, or releases whose ledger is no longer their `ledger` output (reported as such)."""
+    (old, new), rules, read, lost = COMPARE_MISWIRINGS[name]
     project = project_copy(tmp_path)
-    replace_once(project / "rules" / file, old, new)
+    replace_once(project / "rules/plugins.smk", old, new)
     smoke = ["--configfile", str(project / "config/extended.yaml"), str(project / "tests/extended_smoke.yaml")]
     p = taint.plan(["compare", *copy_args(project), *smoke])
     violations = taint.audit(p.jobs, p.curator)
     described = {(v.rule, Path(v.chain[0]).name, v.chain[1::2], Path(v.file).name) for v in violations}
     assert {v.rule for v in violations} == rules and (read is None or read in described)
     releases = {job.rule for job in p.jobs if job.release}
-    assert releases == RELEASES - {lost}
-    assert taint.unreleased(p.jobs) == ([lost] if lost else [])
+    assert releases == RELEASES - lost
+    assert taint.unreleased(p.jobs) == sorted(lost)
 
 
 @pytest.mark.slow

@@ -1,0 +1,104 @@
+"""Marginal-based synthetic data, AIM or MST from OpenDP (expril.rivals.aim, docs/synthetic.md), as a
+plug-in: the curator's one release, records drawn from a graphical model fitted on its validation
+split discretised on ExPriL's bins as configured (the learner's first query's), in pure DP; the
+learner's network trained on them. The release is the same for every setting, which differ in the
+final network alone."""
+
+import numpy as np
+
+from expril.io import save_npz
+from expril.method import binning
+from expril.plugins.base import Method, Step
+from expril.plugins.registry import register
+from expril.privacy import ledger, mechanisms, noise
+from expril.rivals import aim
+from expril.seeds import rng, seed_int
+from expril.steps.blocks import load_bins, load_block, log, timed, train_networks
+
+
+@timed
+def aim_release(val_path, bins_path, out_path, ledger_path, history_path, name, mechanism, rows, threads):
+    """Marginal-based synthetic data (expril.rivals.aim): the curator's validation split
+    discretised on the learner's bins, a graphical model fitted by AIM or MST (the mechanism's
+    name) with the run's eps in pure DP, and `rows` labelled records (bin indices) drawn from it
+    and released. OpenDP's noise is not seeded: every release is also appended to the split's
+    history (`history_path`), reruns included."""
+    mechanism = mechanisms.from_param(mechanism)
+    val = load_block(val_path, ("x", "y"))
+    seeds = val["seeds"]
+    edges = load_bins(bins_path, seeds)
+    secret, ids, y = noise.secret(), [], []
+    for b, seed in enumerate(seeds):
+        model, spent = aim.fit(val["x"][b], val["y"][b], edges[b], mechanism.eps, mechanism.name, threads)
+        if not spent <= mechanism.eps:
+            raise ledger.BudgetError(
+                f"{name} seed {seed}: OpenDP accounts eps {spent} for {mechanism.name}, above the run's {mechanism.eps}"
+            )
+        sizes = binning.bin_counts(edges[b]).tolist() + [2]
+        records = aim.synthesize(model, sizes, rows, rng("synthesis", secret, name, int(seed), repr(mechanism.eps)))
+        log.info(
+            "seed %d: %s model on cliques %s, eps %.6g accounted; positive rate of the records %.3f",
+            seed,
+            mechanism.name,
+            model.cliques,
+            spent,
+            records[1].mean(),
+        )
+        ids.append(records[0])
+        y.append(records[1])
+    ledger.record(ledger_path, None, name, seeds, mechanism.name, "aim_release", mechanism, history_path)
+    save_npz(out_path, ids=np.stack(ids), y=np.stack(y), seeds=seeds)
+
+
+@timed
+def train_aim(source_path, bins_path, release_path, out_path, network, training, init_key, device, threads):
+    """The learner's network trained on AIM's (or MST's) records, their bins turned into values by
+    drawing source records from the same bins (aim.debin)."""
+    source = load_block(source_path, ("x",))
+    seeds = source["seeds"]
+    edges = load_bins(bins_path, seeds)
+    release = load_block(release_path, ("ids", "y"), seeds)
+    keys = [[*init_key, int(s)] for s in seeds]
+    x = np.stack(
+        [aim.debin(release["ids"][b], source["x"][b], edges[b], rng("debin", *keys[b])) for b in range(len(seeds))]
+    )
+    model = train_networks(
+        x,
+        release["y"],
+        np.ones(release["y"].shape),
+        network,
+        training,
+        [seed_int("network", *k) for k in keys],
+        device,
+        threads,
+    )
+    save_npz(out_path, seeds=seeds, **model)
+
+
+class AIM(Method):
+    name = "aim"
+    display = "AIM"
+    steps = (
+        Step(
+            "aim_release",
+            aim_release,
+            "records.npz",
+            {"val_path": "target_val", "bins_path": "configured_bins"},
+            release=True,
+            axes=(),
+        ),
+        Step(
+            "train_aim",
+            train_aim,
+            "model.npz",
+            {"source_path": "source", "bins_path": "configured_bins", "release_path": "aim_release"},
+            trains=True,
+        ),
+    )
+
+    def mechanism(self, ctx):
+        """One release in pure DP with the run's eps (its delta unspent)."""
+        return mechanisms.get(ctx.config["comparison"]["aim"]["algorithm"])(ctx.eps, ctx.delta)
+
+
+register(AIM())

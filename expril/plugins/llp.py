@@ -1,0 +1,100 @@
+"""Learning from label proportions (LLP; expril.rivals.llp, docs/comparison.md) as a plug-in: the
+learner's bins, the curator's one release (the noisy counts and negatives of every bin, the bin
+counts query and the error query on h_0 = 1 of `counts` planned for one iteration, lambda = 2d/eps),
+and the learner's network trained on the bags. The bins and the release depend on the setting's
+snr alone."""
+
+import numpy as np
+
+from expril.io import save_npz
+from expril.plugins.base import Method, Step
+from expril.plugins.registry import register
+from expril.privacy import ledger, mechanisms
+from expril.rivals import llp
+from expril.seeds import seed_int
+from expril.steps.blocks import answers, load_bins, load_block, pad, timed, train_networks
+from expril.steps.curator import answer_block
+from expril.steps.learner import bin_matched_weights, make_bins
+
+
+@timed
+def oracle_proportions(val_path, bins_path, out_path, ledger_path, name, mechanism):
+    """LLP's one release (expril.rivals.llp): the noisy counts and negatives of every bin, the bin counts
+    query and the error query on h_0 = 1, accounted as the run's two queries."""
+    mechanism = mechanisms.from_param(mechanism)
+    val = load_block(val_path, ("x", "y"))
+    seeds = val["seeds"]
+    edges = load_bins(bins_path, seeds)
+    counts = answer_block(val, edges, name, [llp.QUERIES[0]] * len(seeds), mechanism, mechanism.release_counts)
+    negatives = answer_block(
+        val, edges, name, [llp.QUERIES[1]] * len(seeds), mechanism, mechanism.release_errors, val["y"] != 1
+    )
+    book = None
+    for query in llp.QUERIES:
+        book = ledger.record(ledger_path, book, name, seeds, query, "oracle_proportions", mechanism)
+    (counts, n_bins), (negatives, _) = pad(counts), pad(negatives)
+    save_npz(out_path, counts=counts, negatives=negatives, n_bins=n_bins, seeds=seeds)
+
+
+@timed
+def train_llp(
+    source_path, bins_path, release_path, out_path, network, training, solver, mechanism, init_key, device, threads
+):
+    """The learner's network trained from LLP's release: on the source, weighted by Pb. 1 from the
+    released bin counts where the dataset has an IS step (uniformly otherwise), with the loss of
+    label proportions on the bags the bins form."""
+    from expril.method.training import Bags  # torch is imported only by the steps that train
+
+    mechanism = mechanisms.from_param(mechanism)
+    source = load_block(source_path, ("x",))
+    x, seeds = source["x"], source["seeds"]
+    edges = load_bins(bins_path, seeds)
+    release = load_block(release_path, ("counts", "negatives", "n_bins"), seeds)
+    weights = np.ones(x.shape[:2])
+    bags, proportions = np.empty(x.shape, dtype=np.int64), np.empty(x.shape)
+    for b in range(len(seeds)):
+        counts = answers(release, b, "counts")
+        if mechanism.importance_sampling:
+            weights[b] = bin_matched_weights(x[b], edges[b], counts, mechanism, solver, seeds[b])
+        bags[b], proportions[b] = llp.bags(edges[b], x[b], mechanism, counts, answers(release, b, "negatives"))
+    init_seeds = [seed_int(*init_key, int(s)) for s in seeds]
+    model = train_networks(x, Bags(bags, proportions), weights, network, training, init_seeds, device, threads)
+    save_npz(out_path, seeds=seeds, **model)
+
+
+class LLP(Method):
+    name = "llp"
+    display = "LLP"
+    steps = (
+        Step(
+            "llp_bins",
+            make_bins,
+            "bins.npz",
+            {"source_path": "source"},
+            axes=("snr",),
+            params=lambda ctx: {"q": ctx.bins_per_feature(ctx.snr(), iterations=1)},
+        ),
+        Step(
+            "oracle_proportions",
+            oracle_proportions,
+            "proportions.npz",
+            {"val_path": "target_val", "bins_path": "llp_bins"},
+            release=True,
+            axes=("snr",),
+        ),
+        Step(
+            "train_llp",
+            train_llp,
+            "model.npz",
+            {"source_path": "source", "bins_path": "llp_bins", "release_path": "oracle_proportions"},
+            trains=True,
+        ),
+    )
+
+    def mechanism(self, ctx):
+        """`counts` planned for one iteration: its bin counts query and its error query on h_0 = 1
+        spend the run's eps (lambda = 2d/eps)."""
+        return mechanisms.get("counts")(ctx.eps, ctx.delta, ctx.features, 1, ctx.spec["importance_sampling"])
+
+
+register(LLP())

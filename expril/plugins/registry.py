@@ -1,0 +1,43 @@
+"""The registry of plug-in methods (expril.plugins.base): each module of expril/plugins/ but the
+framework's own registers its method on import, and `methods()` imports them all, by name, so that
+no module imports a plug-in by name and each method's code digest covers its own module."""
+
+import importlib
+import pkgutil
+from pathlib import Path
+
+from expril.plugins.base import Method
+
+FRAMEWORK = {"base", "context", "gate", "registry", "runner"}
+_METHODS = {}
+
+
+def register(method):
+    """Add a method (an instance of a Method subclass); its module calls this once."""
+    if not isinstance(method, Method):
+        raise TypeError(f"register() takes an instance of expril.plugins.base.Method, got {method!r}")
+    known = _METHODS.get(method.name)
+    if known is not None and type(known).__module__ != type(method).__module__:
+        raise ValueError(
+            f"plug-in {type(method).__module__} registers method {method.name!r}, which "
+            f"{type(known).__module__} already registers"
+        )
+    _METHODS[method.name] = method
+    return method
+
+
+def methods():
+    """Every plug-in method, by name, in the order of their modules' names."""
+    for module in pkgutil.iter_modules([str(Path(__file__).parent)]):
+        if module.name not in FRAMEWORK:
+            importlib.import_module(f"expril.plugins.{module.name}")
+    return dict(sorted(_METHODS.items(), key=lambda item: type(item[1]).__module__))
+
+
+def step(rule):
+    """(method, step) of the plug-in rule `rule`."""
+    for method in methods().values():
+        for s in method.steps:
+            if s.rule == rule:
+                return method, s
+    raise ValueError(f"no plug-in method has a step {rule!r}")

@@ -1,0 +1,114 @@
+# The rules of the plug-in methods (expril/plugins/, docs/extending.md), built from their steps:
+# each step is a rule of its name; a release is a curator rule with the method's mechanism and a
+# ledger (expril/privacy/taint.py), the other steps are the learner's. A step's file is asked for
+# with the suffix of the setting's axes it depends on, so that settings differing elsewhere share
+# it. The gate (expril/plugins/gate.py) refuses a miswired method before any job runs.
+
+for _method in PLUGINS.values():
+    gate.declared(_method, GRID)
+
+
+def plugin_context(method, dataset, seeds, eps, setting):
+    return context.Context(
+        config,
+        GRID,
+        method.name,
+        dataset,
+        seeds,
+        eps,
+        setting,
+        functools.partial(feature_map_file, dataset, seeds),
+    )
+
+
+def job_context(method, wildcards):
+    return plugin_context(
+        method, wildcards.dataset, wildcards.seeds, wildcards.eps, wildcards.setting
+    )
+
+
+def shared_file(key, wildcards):
+    """A file every method may read (base.SHARED)."""
+    if key == "configured_bins":
+        return configured_bins(wildcards)
+    pattern = {
+        "target_val": rules.split_target.output.val,
+        "source": rules.generate_data.output.source,
+    }[key]
+    return expand(pattern, dataset=wildcards.dataset, seeds=wildcards.seeds)[0]
+
+
+def plugin_inputs(method, step):
+    def inputs(wildcards):
+        ctx, files = job_context(method, wildcards), {}
+        for name, source in step.inputs.items():
+            if callable(source):
+                files[name] = source(ctx)
+                gate.tainted_read(method, step, files[name], R)
+            elif source in base.SHARED:
+                files[name] = shared_file(source, wildcards)
+            else:
+                files[name] = method.output(method.step(source), ctx)
+        return files
+
+    return inputs
+
+
+def plugin_outputs(method, step):
+    out = f"{method.folder(step, R, '{dataset}', '{seeds}', '{eps}', '{setting}')}/{step.file}"
+    return {"out": out} | ({"ledger": base.ledger_of(out)} if step.release else {})
+
+
+def plugin_params(method, step):
+    """The params its function names that the workflow provides, its own (`own`), and a release's
+    privacy plan, refused by the gate above the run's budget, and the budget its ledger is checked
+    against."""
+    named = set(step.arguments())
+    params = {
+        name: lambda wc, name=name: base.PROVIDED[name](method, job_context(method, wc))
+        for name in base.PROVIDED
+        if name in named
+    }
+    if "mechanism" in named:
+        params["mechanism"] = lambda wc: gate.planned(
+            method, job_context(method, wc)
+        ).param() | {"secret_digest": SECRET_DIGEST}
+    if step.params is not None:
+        params["own"] = lambda wc: step.params(job_context(method, wc))
+    if step.release:
+        params["budget"] = lambda wc: [settings.parse_eps(wc.eps), config["delta"]]
+    return params
+
+
+def plugin_code(method):
+    """The code digest of a plug-in's jobs: the step runner's and the method's own module's."""
+    plugin = Path(inspect.getfile(type(method)))
+    return package_code("plugin_step") + code_digest.script_digest(
+        plugin, Path(workflow.basedir) / "expril"
+    )
+
+
+for _method in PLUGINS.values():
+    for _step in _method.steps:
+
+        rule:
+            name:
+                _step.rule
+            input:
+                unpack(plugin_inputs(_method, _step)),
+            output:
+                **plugin_outputs(_method, _step),
+            log:
+                f"{R}/logs/{_step.rule}/{{dataset}}/{{seeds}}/eps{{eps}}{{setting}}.log",
+            benchmark:
+                f"{R}/benchmarks/{_step.rule}/{{dataset}}/{{seeds}}/eps{{eps}}{{setting}}.tsv"
+            conda:
+                "../envs/expril.yaml"
+            threads: 1
+            resources:
+                gpu=1 if _step.trains and config["device"] == "cuda" else 0,
+            params:
+                **plugin_params(_method, _step),
+                code=plugin_code(_method),
+            script:
+                "../workflow_scripts/plugin_step.py"

@@ -1,0 +1,107 @@
+"""A user's own method, as docs/extending.md adds it: one module in expril/plugins/ and one entry in
+config/tuning.yaml, in a copy of the project. It joins the comparison's tables, figures and ledgers,
+passes the taint audit, and nothing else names it; a miswired one stops the workflow before any job."""
+
+import shutil
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from harness import ROOT, counts, dry_run_jobs, project_copy, replace_once, snakemake
+
+EXAMPLE = ROOT / "tests/plugins/nbayes.py"
+TUNING_ENTRY = "families:\n  nbayes:\n    model: [configured, tanh32, logreg]\n"
+
+
+def smoke(results, methods="C, I, nbayes"):
+    """The smoke comparison on two datasets, as configured only, ExPriL beside the new method, on
+    the study's tuning grid (where the user adds the method's entry)."""
+    return [
+        "--configfile",
+        "config/extended.yaml",
+        "tests/extended_smoke.yaml",
+        "--config",
+        f"results={results}",
+        "datasets=[A,C]",
+        f'comparison={{"methods": [{methods}], "grid": "config/tuning.yaml", "choice": "no/choice.yaml", '
+        '"columns": [as configured]}',
+    ]
+
+
+def add_example(project, tuning_entry=True):
+    """Add the example method to a copy of the project as a user adds it."""
+    shutil.copy(EXAMPLE, project / "expril/plugins/nbayes.py")
+    if tuning_entry:
+        replace_once(project / "config/tuning.yaml", "families:\n", TUNING_ENTRY)
+
+
+def user_copy(tmp_path):
+    """A copy of the project as a user has it: without the tests' copy of the example."""
+    project = project_copy(tmp_path)
+    (project / "tests/plugins/nbayes.py").unlink()
+    return project
+
+
+def naming(project, name):
+    """The project's code and configuration files that name `name` (docs, tests and caches aside)."""
+    found = set()
+    for path in project.rglob("*"):
+        relative = path.relative_to(project)
+        top = relative.parts[0]
+        if path.is_file() and top not in ("docs", "tests", "results") and not top.startswith("."):
+            if name in path.read_text(errors="ignore"):
+                found.add(str(relative))
+    return found
+
+
+@pytest.mark.slow
+def test_a_users_method_joins_the_comparison_from_one_module_and_one_tuning_entry(tmp_path):
+    """The comparison without it first; with it, the plan is its jobs and the report's alone."""
+    project, res = user_copy(tmp_path), tmp_path / "res"
+    snakemake("compare", "--cores", "2", *smoke(res, "C, I"), cwd=project)
+    add_example(project)
+    assert naming(project, "nbayes") == {"expril/plugins/nbayes.py", "config/tuning.yaml"}
+    planned = dry_run_jobs(snakemake("--dry-run", "compare", *smoke(res), cwd=project).stdout)
+    assert counts(planned) == {
+        "nbayes_release": 4,
+        "nbayes_train": 4,
+        "evaluate_rival": 4,
+        "compare_methods": 1,
+        "compare": 1,
+    }
+    assert all("/nbayes" in f for job in planned if job["rule"] == "evaluate_rival" for f in job["output"])
+    snakemake("compare", "--cores", "2", *smoke(res), cwd=project)
+    table = pd.read_csv(res / "comparison.csv")
+    mine = table[table.method == "nbayes"]
+    assert len(mine) == 4 and set(mine.dataset) == {"A", "C"} and set(mine.n_runs) == {2}
+    # Its privacy, read from its ledgers: the run's eps at eps 1 in pure DP, nothing at inf.
+    assert set(mine[mine.eps == 1].eps_spent) == {1.0} and set(mine.delta) == {0.0}
+    assert set(mine.mechanisms) == {"counts"}
+    book = pd.read_csv(res / "oracle/A/0-1/eps1/nbayes/release.ledger.csv")
+    assert list(book["query"]) == ["nbayes/counts"] * 2 + ["nbayes/negatives"] * 2 and set(book.seed) == {0, 1}
+    assert "Naive Bayes" in (res / "comparison.md").read_text()
+    assert set(pd.read_csv(res / "comparison_runs.csv").method) >= {"C", "I", "nbayes"}
+    assert "rank_nbayes" in pd.read_csv(res / "comparison_ranks.csv").columns
+    tests = pd.read_csv(res / "comparison_tests.csv")
+    assert "nbayes" in set(tests.method)
+    for figure in ("privacy_utility.png", "critical_difference.png"):
+        assert (res / figure).stat().st_size > 0
+    audit = subprocess.run(
+        [sys.executable, "-m", "expril.privacy.taint", "compare", *smoke(res)],
+        cwd=project,
+        capture_output=True,
+        text=True,
+    )
+    assert audit.returncode == 0 and ", 0 violations;" in audit.stdout, audit.stdout + audit.stderr
+
+
+@pytest.mark.slow
+def test_a_method_without_a_tuning_entry_stops_the_workflow_before_any_job(tmp_path):
+    project = user_copy(tmp_path)
+    add_example(project, tuning_entry=False)
+    result = snakemake("--dry-run", "compare", *smoke(tmp_path / "res"), cwd=project, check=False)
+    assert result.returncode != 0
+    refused = "plug-in method 'nbayes' (expril.plugins.nbayes) refused: it has no tuning entry"
+    assert refused in result.stdout + result.stderr
