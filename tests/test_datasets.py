@@ -223,6 +223,15 @@ def test_ctg_loads_the_real_file(files):
     assert files["CTG-A"].shift is None
 
 
+def test_bc_example_reads_the_exported_file(files):
+    table = files["BC"]
+    assert table.x.shape == (569, 30) and table.y.sum() == 212  # malignant, as scikit-learn counts
+    np.testing.assert_array_equal(table.shift, table.x[:, table.features.index("mean texture")])
+    source_x, target_x, target_y = generate("BC", BENCHMARKS["BC"], 0, table)
+    texture = table.features.index("mean texture")
+    assert source_x[:, texture].mean() > target_x[:, texture].mean() + 1
+
+
 def test_ctg_b_is_shifted_by_heart_rate_ctg_a_is_not(files):
     for seed in range(3):
         source_x, target_x, _ = generate("CTG-B", BENCHMARKS["CTG-B"], seed, files["CTG-B"])
