@@ -47,7 +47,7 @@ def block_data(dataset, eps, seeds, config=None):
     (`config`: the planned configuration, loaded here if not given)."""
     import numpy as np
 
-    from expril import datasets, settings
+    from expril import datasets, settings, tables
     from expril.method import binning
     from expril.workflow.config import planned_config
 
@@ -61,13 +61,13 @@ def block_data(dataset, eps, seeds, config=None):
         return out
     config = config or planned_config(ROOT)
     spec = config["benchmarks"][dataset]
-    ctg = None
-    if spec["generator"] == "ctg":
-        ctg = datasets.load_ctg(ROOT / config["ctg"]["csv"], config["ctg"]["sha256"])
+    table = None
+    if spec["generator"] == "csv":
+        table = tables.load(dataset, spec | {"csv": ROOT / spec["csv"]})
     val_fraction = settings.benchmark_setting(config, spec, "val_fraction")
     out = []
     for seed in seeds:
-        source, target_x, target_y = datasets.generate(dataset, spec, seed, ctg)
+        source, target_x, target_y = datasets.generate(dataset, spec, seed, table)
         x, y = datasets.split_target(target_x, target_y, val_fraction, dataset, seed)[:2]
         q = settings.bins_per_feature(
             len(y), source.shape[1], config["iterations"], eps, config["bins"]["snr"], config["bins"]["noiseless"]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from expril import datasets, settings
+from expril import datasets, settings, tables
 from expril.io import save_text
 from expril.method import binning
 from expril.privacy import calibration, mechanisms
@@ -186,10 +186,10 @@ def realised_ctg(seeds=(0, 1, 2), name="CTG-B", eps=EPS):
     n, d = settings.n_val(spec["n_target"], val_fraction), settings.feature_count(spec)
     scale = calibration.laplace_scale(d, config["iterations"], eps)
     q = settings.bins_per_feature(n, d, config["iterations"], eps, config["bins"]["snr"], config["bins"]["noiseless"])
-    ctg = datasets.load_ctg(config["ctg"]["csv"], config["ctg"]["sha256"])
+    table = tables.load(name, spec) if spec["generator"] == "csv" else None
     rows = []
     for seed in seeds:
-        source, target_x, target_y = datasets.generate(name, spec, seed, ctg)
+        source, target_x, target_y = datasets.generate(name, spec, seed, table)
         val = datasets.split_target(target_x, target_y, val_fraction, name, seed)[0]
         edges = binning.make_bins(source, q)
         bins, ids = binning.bin_counts(edges), binning.feature_bin_ids(edges, val)

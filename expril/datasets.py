@@ -1,71 +1,41 @@
-"""The benchmarks of Section 4.1: artificial data sets A-E and the Cardiotocography splits.
+"""The benchmarks of Section 4.1: artificial data sets A-E, and splits of a csv file (CTG-A, CTG-B).
 
 Every data set is drawn from `rng("data", name, data_seed)` alone, so it does not depend on the
-seed block it is generated in. numpy only: data jobs must not pay torch's import cost.
+seed block it is generated in. The key is the benchmark's name, not its generator: CTG-A and
+CTG-B, once drawn by a `ctg` generator and now `csv` entries, draw the very same rows.
+numpy only: data jobs must not pay torch's import cost.
 """
-
-import hashlib
-from pathlib import Path
 
 import numpy as np
 
 from expril import settings
 from expril.seeds import rng
 
-LABEL_COLUMNS = ("CLASS", "NSP")
 HIDDEN_UNITS = 64  # width of the two hidden layers of the random networks f and f'
 MAX_KMEANS_ITERATIONS = 100
 
 
-# ---------------------------------------------------------------- Cardiotocography
+# ---------------------------------------------------------------- csv files (CTG-A, CTG-B)
 
 
-def sha256_of(path):
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
-def load_ctg(path, sha256):
-    """(x, y, feature_names): the 21 features as float64, y = (NSP == 1) as int8.
-
-    The checksum is verified first: results must not silently come from a modified file.
-    """
-    actual = sha256_of(path)
-    if actual != sha256:
-        raise ValueError(f"{path}: sha256 mismatch, expected {sha256}, got {actual}")
-    with open(path) as f:
-        header = f.readline().strip().split(",")
-    for column in (*LABEL_COLUMNS, "LB"):
-        if column not in header:
-            raise ValueError(f"{path}: missing column {column!r}; has {header}")
-    try:
-        table = np.loadtxt(path, delimiter=",", skiprows=1, dtype=np.float64, ndmin=2)
-    except ValueError as error:
-        raise ValueError(f"{path}: {error}") from error
-    features = [i for i, name in enumerate(header) if name not in LABEL_COLUMNS]
-    x = table[:, features]
-    y = (table[:, header.index("NSP")] == 1).astype(np.int8)
-    return x, y, [header[i] for i in features]
-
-
-def _ctg(name, spec, g, ctg):
+def _csv(name, spec, g, table):
     """Rows go to the source pool with probability p, then each set is drawn from its pool without
-    replacement. p = 0.5, or for the shifted split f = LB mapped onto [0.1, 0.9]: the text's
-    rule sends a row to the source with probability f (`lb_selects: source`); the reverse reading
-    sends it to the target with probability f (`lb_selects: target`)."""
-    if ctg is None:
-        raise ValueError(f"dataset {name}: generator 'ctg' needs the loaded CTG data (ctg=...)")
-    x, y, names = ctg
+    replacement. p = 0.5 (`shift: null`), or the shift column f mapped onto [0.1, 0.9] (Section
+    4.1's CTG-B, f = LB): the text's rule sends a row to the source with probability f
+    (`shift_selects: source`); the reverse reading sends it to the target (`shift_selects: target`)."""
+    if table is None:
+        raise ValueError(f"dataset {name}: generator 'csv' needs its loaded file (tables.load)")
     if spec["shift"]:
-        lb = x[:, names.index("LB")]
-        p = 0.1 + 0.8 * (lb - lb.min()) / (lb.max() - lb.min())
-        if spec["lb_selects"] == "target":
+        f = table.shift
+        p = 0.1 + 0.8 * (f - f.min()) / (f.max() - f.min())
+        if spec["shift_selects"] == "target":
             p = 1 - p
     else:
-        p = np.full(len(x), 0.5)
-    to_source = g.random(len(x)) < p
+        p = np.full(len(table.x), 0.5)
+    to_source = g.random(len(table.x)) < p
     source_rows = _draw(name, "source", np.flatnonzero(to_source), spec["n_source"], g)
     target_rows = _draw(name, "target", np.flatnonzero(~to_source), spec["n_target"], g)
-    return x[source_rows], x[target_rows], y[target_rows]
+    return table.x[source_rows], table.x[target_rows], table.y[target_rows]
 
 
 def _draw(name, which, pool, n, g):
@@ -181,16 +151,17 @@ def _latent(spec, g):
 # ---------------------------------------------------------------- public API
 
 
-def generate(name, spec, data_seed, ctg=None):
-    """(source_x, target_x, target_y) of dataset `name`, determined by (name, data_seed)."""
+def generate(name, spec, data_seed, table=None):
+    """(source_x, target_x, target_y) of dataset `name`, determined by (name, data_seed);
+    `table`: a csv entry's file, loaded once (tables.load)."""
     g = rng("data", name, data_seed)
     generator = spec["generator"]
     if generator == "clusters":
         return _clusters(spec, g)[:3]
     if generator == "latent":
         return _latent(spec, g)
-    if generator == "ctg":
-        return _ctg(name, spec, g, ctg)
+    if generator == "csv":
+        return _csv(name, spec, g, table)
     raise ValueError(f"dataset {name}: unknown generator {generator!r}")
 
 
@@ -204,15 +175,15 @@ def split_target(target_x, target_y, val_fraction, name, seed):
     return target_x[val], target_y[val], target_x[test], target_y[test]
 
 
-def generate_block(name, spec, seeds, redraw, ctg=None):
+def generate_block(name, spec, seeds, redraw, table=None):
     """The data of the runs `seeds`, stacked: each run redraws the data set (redraw='data',
     data_seed = run seed) or all runs share data set 0 (redraw='split')."""
     if redraw not in ("data", "split"):
         raise ValueError(f"redraw must be 'data' or 'split', got {redraw!r}")
     if redraw == "data":
-        runs = [generate(name, spec, s, ctg) for s in seeds]
+        runs = [generate(name, spec, s, table) for s in seeds]
     else:
-        runs = [generate(name, spec, 0, ctg)] * len(seeds)  # drawn once, shared by every run
+        runs = [generate(name, spec, 0, table)] * len(seeds)  # drawn once, shared by every run
     source_x, target_x, target_y = (np.stack(arrays) for arrays in zip(*runs))
     return {
         "source_x": source_x,

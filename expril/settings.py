@@ -3,6 +3,7 @@
 import math
 from decimal import Decimal
 
+from expril import tables
 from expril.privacy import calibration
 
 
@@ -65,13 +66,8 @@ def block_seeds(block):
     return list(range(lo, hi + 1))
 
 
-# Feature columns of the vendored CTG.csv. The paper counts 22: the UCI sheet's DR column is
-# zero in every row and left out of the CSV; d enters lambda, so we use the 21 we have.
-CTG_FEATURES = 21
-
-
 def feature_count(spec):
-    return CTG_FEATURES if spec["generator"] == "ctg" else spec["dim"]
+    return len(tables.feature_names(spec)) if spec["generator"] == "csv" else spec["dim"]
 
 
 # Peak memory of a job on one seed block, fitted to the peak RSS of each rule's step on datasets A

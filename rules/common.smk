@@ -227,8 +227,9 @@ def equation_blocks(wildcards):
     return [t - 1] if wildcards.variant == "I" else list(range(t))
 
 
-def ctg_csv(wildcards):
-    return config["ctg"]["csv"] if spec(wildcards)["generator"] == "ctg" else []
+def csv_file(wildcards):
+    """A csv entry's file, an input of the jobs that read it (its sha256 is in their params)."""
+    return spec(wildcards)["csv"] if spec(wildcards)["generator"] == "csv" else []
 
 
 def reweight_inputs(wildcards):

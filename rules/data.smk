@@ -5,7 +5,7 @@
 
 rule generate_data:
     input:
-        ctg_csv,
+        csv_file,
     output:
         source=f"{R}/data/{{dataset}}/{{seeds}}/source.npz",
         target=f"{R}/curator/{{dataset}}/{{seeds}}/target.npz",
@@ -22,9 +22,6 @@ rule generate_data:
         spec=generator_spec,
         seeds=lambda wc: settings.block_seeds(wc.seeds),
         redraw=lambda wc: benchmark_setting(wc, "redraw"),
-        ctg_sha256=lambda wc: (
-            config["ctg"]["sha256"] if spec(wc)["generator"] == "ctg" else None
-        ),
     script:
         "../workflow_scripts/generate_data.py"
 

@@ -13,7 +13,7 @@ localrules:
 
 rule calibrate_reference:
     input:
-        ctg_csv,
+        csv_file,
     output:
         f"{R}/identify/{{dataset}}/{{member}}.csv",
     log:
@@ -32,9 +32,6 @@ rule calibrate_reference:
         trainings=identify.training_readings(config["training"]),
         hidden=lambda wc: spec(wc)["hidden"],
         device=config["device"],
-        ctg_sha256=lambda wc: (
-            config["ctg"]["sha256"] if spec(wc)["generator"] == "ctg" else None
-        ),
     script:
         "../workflow_scripts/calibrate_reference.py"
 

@@ -1,46 +1,56 @@
 """Benchmarks of Section 4.1: shapes, determinism, and the properties each generator promises."""
 
+import hashlib
 from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import pytest
 import yaml
+from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
-from expril import datasets
-from expril.datasets import generate, generate_block, load_ctg, split_target
+from expril import datasets, settings, tables
+from expril.datasets import generate, generate_block, split_target
 from expril.seeds import rng
 
 ROOT = Path(__file__).resolve().parents[1]
+SCHEMA = str(ROOT / "config.schema.yaml")
 CONFIG = yaml.safe_load((ROOT / "config.yaml").read_text())
-validate(CONFIG, str(ROOT / "config.schema.yaml"))  # fills the readings' defaults, as the workflow does
+validate(CONFIG, SCHEMA)  # fills the readings' defaults, as the workflow does
 BENCHMARKS = CONFIG["benchmarks"]
-CTG_PATH = ROOT / CONFIG["ctg"]["csv"]
-CTG_SHA = CONFIG["ctg"]["sha256"]
+for entry in BENCHMARKS.values():
+    if entry["generator"] == "csv":
+        entry["csv"] = str(ROOT / entry["csv"])  # the workflow reads it from the repository root
 
 
 @pytest.fixture(scope="module")
-def ctg():
-    return load_ctg(CTG_PATH, CTG_SHA)
+def files():
+    """Each csv entry's loaded file."""
+    return {name: tables.load(name, spec) for name, spec in BENCHMARKS.items() if spec["generator"] == "csv"}
+
+
+@pytest.fixture(scope="module")
+def ctg(files):
+    return files["CTG-B"]
 
 
 def small(name, n_source=120, n_target=80):
     return {**BENCHMARKS[name], "n_source": n_source, "n_target": n_target}
 
 
-def lb(x, ctg):
-    return x[:, ctg[2].index("LB")]
+def lb(x, table):
+    return x[:, table.features.index("LB")]
 
 
 # ---------------------------------------------------------------- every generator
 
 
 @pytest.mark.parametrize("name", list(BENCHMARKS))
-def test_shapes_and_types(name, ctg):
+def test_shapes_and_types(name, files):
     spec = small(name)
-    source_x, target_x, target_y = generate(name, spec, 0, ctg)
-    d = len(ctg[2]) if spec["generator"] == "ctg" else spec["dim"]
+    source_x, target_x, target_y = generate(name, spec, 0, files.get(name))
+    d = settings.feature_count(spec)
     assert source_x.shape == (120, d) and source_x.dtype == np.float64
     assert target_x.shape == (80, d) and target_x.dtype == np.float64
     assert target_y.shape == (80,) and target_y.dtype == np.int8
@@ -49,9 +59,9 @@ def test_shapes_and_types(name, ctg):
 
 
 @pytest.mark.parametrize("name", list(BENCHMARKS))
-def test_same_seed_same_data_other_seed_other_data(name, ctg):
+def test_same_seed_same_data_other_seed_other_data(name, files):
     spec = small(name)
-    first, again, other = (generate(name, spec, s, ctg) for s in (4, 4, 5))
+    first, again, other = (generate(name, spec, s, files.get(name)) for s in (4, 4, 5))
     for a, b in zip(first, again):
         np.testing.assert_array_equal(a, b)
     assert not np.array_equal(first[0], other[0])
@@ -172,46 +182,66 @@ def _distances(a, b):
     return np.sqrt(np.maximum(squared, 0))
 
 
-# ---------------------------------------------------------------- Cardiotocography
+# ---------------------------------------------------------------- csv files: CTG
 
 
-def test_ctg_loads_the_real_file(ctg):
-    x, y, names = ctg
-    assert x.shape == (2126, 21) and x.dtype == np.float64
-    assert y.dtype == np.int8 and y.sum() == 1655
-    assert len(names) == 21 and "LB" in names
-    assert "CLASS" not in names and "NSP" not in names
+def digest(arrays):
+    h = hashlib.sha256()
+    for a in arrays:
+        h.update(a.tobytes())
+    return h.hexdigest()
 
 
-def test_ctg_refuses_a_modified_file(tmp_path):
-    data = bytearray(CTG_PATH.read_bytes())
-    data[-2] = ord("3") if data[-2] != ord("3") else ord("2")
-    modified = tmp_path / "CTG.csv"
-    modified.write_bytes(bytes(data))
-    with pytest.raises(ValueError, match="sha256") as error:
-        load_ctg(modified, CTG_SHA)
-    assert str(modified) in str(error.value) and CTG_SHA in str(error.value)
+# sha256 of (source_x, target_x, target_y) as config.yaml's entries draw them, computed with the
+# previous `ctg` generator (datasets._ctg and load_ctg) at commit 219728d: CTG-A and CTG-B, now csv
+# entries, must draw the very same arrays (their streams are keyed by the benchmark's name).
+OLD_CTG_ARRAYS = {
+    ("CTG-A", "source", 0): "73a70d39caf6b69d485baf57313cc957516e670a9fd3016d7f77e12494ea6f9e",
+    ("CTG-A", "source", 7): "5a5482eb8914ca399633e672113ee73404c308cab665c2e1a950444df2dc5bcd",
+    ("CTG-B", "source", 0): "f7759899e71ebedec5f5acbfb282fd7e14c96d70df51b1425c9f5c268da4c3a8",
+    ("CTG-B", "source", 7): "ed9b0042db4b05b5b5e4492bb5cd43afc5b118f8313035bd513a43fb3a68c278",
+    ("CTG-B", "target", 0): "3d5f19b579ded386e5a7fa93a5c9f0ff27eceff8b75c8157edd4737d22c45932",
+    ("CTG-B", "target", 7): "93790c2a53c587a78bae62dc7eae3d31a99b4fa9590248dc8ecb5951a70e1f4b",
+}
 
 
-def test_ctg_names_a_missing_column(tmp_path):
-    lines = CTG_PATH.read_text().splitlines()
-    stripped = tmp_path / "CTG.csv"
-    stripped.write_text("\n".join(",".join(line.split(",")[:-1]) for line in lines) + "\n")
-    with pytest.raises(ValueError, match="NSP") as error:
-        load_ctg(stripped, datasets.sha256_of(stripped))
-    assert str(stripped) in str(error.value)
+@pytest.mark.parametrize("name, selects, seed", list(OLD_CTG_ARRAYS))
+def test_ctg_as_a_csv_entry_draws_the_old_generators_arrays(name, selects, seed, files):
+    spec = {**BENCHMARKS[name], "shift_selects": selects}
+    assert digest(generate(name, spec, seed, files[name])) == OLD_CTG_ARRAYS[name, selects, seed]
 
 
-def test_ctg_b_is_shifted_by_heart_rate_ctg_a_is_not(ctg):
+def test_ctg_loads_the_real_file(files):
+    for name in ("CTG-A", "CTG-B"):
+        table = files[name]
+        assert table.x.shape == (2126, 21) and table.x.dtype == np.float64
+        assert table.y.dtype == np.int8 and table.y.sum() == 1655
+        assert len(table.features) == 21 and "LB" in table.features
+        assert "CLASS" not in table.features and "NSP" not in table.features
+        assert settings.feature_count(BENCHMARKS[name]) == 21
+    np.testing.assert_array_equal(files["CTG-B"].shift, lb(files["CTG-B"].x, files["CTG-B"]))
+    assert files["CTG-A"].shift is None
+
+
+def test_bc_example_reads_the_exported_file(files):
+    table = files["BC"]
+    assert table.x.shape == (569, 30) and table.y.sum() == 212  # malignant, as scikit-learn counts
+    np.testing.assert_array_equal(table.shift, table.x[:, table.features.index("mean texture")])
+    source_x, target_x, target_y = generate("BC", BENCHMARKS["BC"], 0, table)
+    texture = table.features.index("mean texture")
+    assert source_x[:, texture].mean() > target_x[:, texture].mean() + 1
+
+
+def test_ctg_b_is_shifted_by_heart_rate_ctg_a_is_not(files):
     for seed in range(3):
-        source_x, target_x, _ = generate("CTG-B", BENCHMARKS["CTG-B"], seed, ctg)
-        assert lb(source_x, ctg).mean() > lb(target_x, ctg).mean() + 3
-        source_x, target_x, _ = generate("CTG-A", BENCHMARKS["CTG-A"], seed, ctg)
-        assert abs(lb(source_x, ctg).mean() - lb(target_x, ctg).mean()) < 2
+        source_x, target_x, _ = generate("CTG-B", BENCHMARKS["CTG-B"], seed, files["CTG-B"])
+        assert lb(source_x, files["CTG-B"]).mean() > lb(target_x, files["CTG-B"]).mean() + 3
+        source_x, target_x, _ = generate("CTG-A", BENCHMARKS["CTG-A"], seed, files["CTG-A"])
+        assert abs(lb(source_x, files["CTG-A"]).mean() - lb(target_x, files["CTG-A"]).mean()) < 2
 
 
 def test_ctg_b_reversed_reading_sends_high_heart_rates_to_the_target(ctg):
-    reversed_spec = {**BENCHMARKS["CTG-B"], "lb_selects": "target"}
+    reversed_spec = {**BENCHMARKS["CTG-B"], "shift_selects": "target"}
     for seed in range(3):
         source_x, target_x, target_y = generate("CTG-B", reversed_spec, seed, ctg)
         assert lb(target_x, ctg).mean() > lb(source_x, ctg).mean() + 3
@@ -225,17 +255,137 @@ def test_ctg_rows_are_drawn_without_replacement_into_disjoint_sets(ctg):
     source_x, target_x, _ = generate("CTG-B", BENCHMARKS["CTG-B"], 0, ctg)
     # The file has a few duplicate rows, so compare row multisets rather than row sets.
     drawn = Counter(map(tuple, source_x)) + Counter(map(tuple, target_x))
-    assert drawn <= Counter(map(tuple, ctg[0]))
+    assert drawn <= Counter(map(tuple, ctg.x))
 
 
-def test_ctg_pool_too_small(ctg):
+def test_csv_pool_too_small(files):
     with pytest.raises(ValueError, match="source pool"):
-        generate("CTG-A", {**BENCHMARKS["CTG-A"], "n_source": 2000}, 0, ctg)
+        generate("CTG-A", {**BENCHMARKS["CTG-A"], "n_source": 2000}, 0, files["CTG-A"])
 
 
-def test_ctg_generator_needs_the_data():
+def test_csv_generator_needs_the_file():
     with pytest.raises(ValueError, match="CTG-A"):
         generate("CTG-A", BENCHMARKS["CTG-A"], 0)
+
+
+# ---------------------------------------------------------------- csv files: any file
+
+TOY = "a,kind,b,site\n1.5,yes,10,3\n2.5,no,20,4\n3.5,yes,30,4\n"
+
+
+def toy(tmp_path, text=TOY, **keys):
+    """A csv entry for `text`, written to tmp_path/toy.csv, with its checksum."""
+    path = tmp_path / "toy.csv"
+    path.write_text(text)
+    return {
+        "generator": "csv",
+        "csv": str(path),
+        "sha256": tables.sha256_of(path),
+        "label": "kind",
+        "positive": "yes",
+        "shift": None,
+        "shift_selects": "source",
+        **keys,
+    }
+
+
+def test_csv_label_and_features_known_answer(tmp_path):
+    table = tables.load("T", toy(tmp_path))
+    assert table.features == ["a", "b", "site"]  # every column but the label, in the file's order
+    np.testing.assert_array_equal(table.x, [[1.5, 10, 3], [2.5, 20, 4], [3.5, 30, 4]])
+    np.testing.assert_array_equal(table.y, [1, 0, 1])
+    assert table.y.dtype == np.int8 and table.shift is None
+
+    chosen = tables.load("T", toy(tmp_path, features=["b", "a"]))
+    np.testing.assert_array_equal(chosen.x, [[10, 1.5], [20, 2.5], [30, 3.5]])
+    assert tables.load("T", toy(tmp_path, drop=["site"])).features == ["a", "b"]
+    assert settings.feature_count(toy(tmp_path, drop=["site"])) == 2
+
+
+def test_csv_numeric_label_is_compared_as_a_number(tmp_path):
+    table = tables.load("T", toy(tmp_path, label="site", positive=4, drop=["kind"]))
+    np.testing.assert_array_equal(table.y, [0, 1, 1])
+    decimal = "a,grade\n1,1.0\n2,2.0\n"
+    np.testing.assert_array_equal(tables.load("T", toy(tmp_path, decimal, label="grade", positive=1)).y, [1, 0])
+
+
+def shifted_file(tmp_path, selects):
+    """2,000 rows: s = 0..1999, the feature v = 2 s; `shift: s`, which is no feature."""
+    rows = "".join(f"{i},{2 * i},{i % 2}\n" for i in range(2000))
+    keys = dict(label="y", positive=1, features=["v"], shift="s", shift_selects=selects, n_source=300, n_target=300)
+    return toy(tmp_path, "s,v,y\n" + rows, **keys)
+
+
+@pytest.mark.parametrize("selects", ["source", "target"])
+def test_csv_shift_moves_the_named_column(tmp_path, selects):
+    """p = 0.1 + 0.8 s/1999 joins the set `selects`: for s uniform, that set's mean of s is
+    1999 (0.05 + 0.8/3)/0.5 = 1266, the other's 733 (v = 2 s: twice these)."""
+    spec = shifted_file(tmp_path, selects)
+    table = tables.load("T", spec)
+    np.testing.assert_array_equal(table.shift, np.arange(2000))
+    for seed in range(3):
+        source_x, target_x, _ = generate("T", spec, seed, table)
+        chosen, other = (source_x, target_x) if selects == "source" else (target_x, source_x)
+        assert abs(chosen.mean() - 2 * 1266) < 200 and abs(other.mean() - 2 * 733) < 200
+
+
+def test_csv_without_shift_splits_at_random(tmp_path):
+    spec = {**shifted_file(tmp_path, "source"), "shift": None}
+    source_x, target_x, _ = generate("T", spec, 0, tables.load("T", spec))
+    assert abs(source_x.mean() - target_x.mean()) < 200  # 2 x 1000 in either set
+
+
+@pytest.mark.parametrize(
+    "keys, expected",
+    [
+        ({"label": "class"}, "no column ['class'] (the entry's label:)"),
+        ({"features": ["a", "z"]}, "no column ['z'] (the entry's features:)"),
+        ({"drop": ["sight"]}, "no column ['sight'] (the entry's drop:)"),
+        ({"shift": "ph"}, "no column ['ph'] (the entry's shift:)"),
+        ({"positive": "maybe"}, "never holds 'maybe', the entry's positive:; its values: ['no', 'yes']"),
+        ({"features": ["a", "kind"]}, "the label column 'kind' is among the entry's features:"),
+    ],
+)
+def test_csv_errors_name_benchmark_file_and_key(tmp_path, keys, expected):
+    spec = toy(tmp_path, **keys)
+    with pytest.raises(ValueError) as error:
+        tables.load("T", spec)
+    assert str(error.value).startswith(f"benchmark T: {spec['csv']}: ")
+    assert expected in str(error.value)
+
+
+def test_csv_names_a_missing_file(tmp_path):
+    spec = {**toy(tmp_path), "csv": str(tmp_path / "absent.csv")}
+    with pytest.raises(ValueError) as error:
+        tables.load("T", spec)
+    assert str(error.value) == f"benchmark T: {tmp_path / 'absent.csv'}: no such file, the entry's csv:"
+
+
+def test_csv_refuses_a_modified_file(tmp_path):
+    spec = toy(tmp_path)
+    Path(spec["csv"]).write_text(TOY.replace("1.5", "1.6"))
+    with pytest.raises(ValueError) as error:
+        tables.load("T", spec)
+    actual = tables.sha256_of(spec["csv"])
+    assert str(error.value) == (
+        f"benchmark T: {spec['csv']}: sha256 is {actual}, the entry's sha256: expects {spec['sha256']}"
+    )
+
+
+def test_csv_refuses_a_constant_shift_column(tmp_path):
+    spec = toy(tmp_path, TOY.replace(",3\n", ",4\n"), shift="site")
+    with pytest.raises(ValueError, match="benchmark T: .*the shift column 'site' is constant"):
+        tables.load("T", spec)
+
+
+def test_schema_requires_a_csv_entrys_keys_and_features_or_drop():
+    entry = {**CONFIG["benchmarks"]["CTG-A"]}
+    del entry["shift_selects"]  # the schema's default, filled above
+    for broken in ({k: v for k, v in entry.items() if k != "label"}, {**entry, "features": ["LB"]}):
+        with pytest.raises(WorkflowError):
+            validate({**CONFIG, "benchmarks": {"X": broken}}, SCHEMA)
+    features = {k: v for k, v in entry.items() if k != "drop"} | {"features": ["LB"]}
+    validate({**CONFIG, "benchmarks": {"X": features}}, SCHEMA)
 
 
 # ---------------------------------------------------------------- target split
@@ -262,10 +412,10 @@ def test_split_rejects_bad_fraction(fraction):
 
 
 @pytest.mark.parametrize("name", ["A", "C", "CTG-B"])
-def test_a_run_does_not_depend_on_its_block(name, ctg):
+def test_a_run_does_not_depend_on_its_block(name, files):
     spec = small(name)
-    alone = generate_block(name, spec, [3], "data", ctg)
-    block = generate_block(name, spec, [0, 1, 2, 3], "data", ctg)
+    alone = generate_block(name, spec, [3], "data", files.get(name))
+    block = generate_block(name, spec, [0, 1, 2, 3], "data", files.get(name))
     assert block["source_x"].shape == (4, 120, alone["source_x"].shape[2])
     assert block["target_y"].shape == (4, 80)
     np.testing.assert_array_equal(block["seeds"], [0, 1, 2, 3])

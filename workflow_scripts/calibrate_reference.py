@@ -14,6 +14,4 @@ evaluator.calibrate_reference(
     hidden=p.hidden,
     device=p.device,
     threads=snakemake.threads,
-    ctg_csv=snakemake.input[0] if p.ctg_sha256 else None,
-    ctg_sha256=p.ctg_sha256,
 )

@@ -12,6 +12,4 @@ world.generate_data(
     spec=p.spec,
     seeds=p.seeds,
     redraw=p.redraw,
-    ctg_csv=snakemake.input[0] if p.ctg_sha256 else None,
-    ctg_sha256=p.ctg_sha256,
 )

@@ -93,7 +93,7 @@ FAMILIES = (
         "CTG-B LB split direction",
         "lb_selects",
         ("CTG-B",),
-        {"lbsource": {"lb_selects": "source"}, "lbtarget": {"lb_selects": "target"}},
+        {"lbsource": {"shift_selects": "source"}, "lbtarget": {"shift_selects": "target"}},
     ),
 )
 TRAINING = Family(

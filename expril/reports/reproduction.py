@@ -1,6 +1,7 @@
 """Aggregation of the evaluation jobs' accuracies into the paper's Table 1, Table 2 and Figure 1."""
 
 import math
+from pathlib import Path
 
 import matplotlib
 
@@ -128,7 +129,8 @@ def _parameters(spec):
         return f"{spec['clusters']} clusters, d_i = {spec['dim']}"
     if spec["generator"] == "latent":
         return f"d_l = {spec['latent_dim']}, d_i = {spec['dim']}"
-    return "CTG, shift on LB" if spec["shift"] else "CTG, random split"
+    file = Path(spec["csv"]).stem
+    return f"{file}, shift on {spec['shift']}" if spec["shift"] else f"{file}, random split"
 
 
 def table1(config):

@@ -64,14 +64,14 @@ def reference_models(val_path, test_path, out_csv, out_model, name, hidden, trai
 
 
 @timed
-def calibrate_reference(out_csv, name, spec, seeds, trainings, hidden, device, threads, ctg_csv=None, ctg_sha256=None):
+def calibrate_reference(out_csv, name, spec, seeds, trainings, hidden, device, threads):
     """h* and h0* of benchmark `name` read as `spec` (with its redraw and val_fraction), on the
     calibration `seeds`, under each training reading ({label: training settings}): the steps
     above run into a scratch folder, of which only the accuracies are kept."""
     Path(out_csv).parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=Path(out_csv).parent) as scratch:
         files = {part: Path(scratch) / f"{part}.npz" for part in ("source", "target", "val", "test")}
-        generate_data(files["source"], files["target"], name, spec, seeds, spec["redraw"], ctg_csv, ctg_sha256)
+        generate_data(files["source"], files["target"], name, spec, seeds, spec["redraw"])
         split_target(files["target"], files["val"], files["test"], name, spec["val_fraction"])
         frames = []
         for label, training in trainings.items():

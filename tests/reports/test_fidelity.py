@@ -6,6 +6,7 @@ import pandas as pd
 import pytest
 
 from expril.reports import fidelity, reproduction
+from harness import CTG_FILE
 
 INF = math.inf
 T = 2
@@ -202,8 +203,8 @@ def test_markdown_and_write_all(tmp_path):
                 "hidden": [8],
             },
             "CTG-A": {
-                "generator": "ctg",
-                "shift": False,
+                **CTG_FILE,
+                "shift": None,
                 "n_source": 100,
                 "n_target": 100,
                 "importance_sampling": False,

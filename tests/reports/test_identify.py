@@ -41,25 +41,25 @@ def test_members_cover_every_combination_with_todays_readings_first():
 
 def test_calibration_spec_ignores_the_configured_choice():
     configured = {
-        "generator": "ctg",
-        "shift": True,
+        "generator": "csv",
+        "shift": "LB",
         "n_target": 950,
         "val_fraction": 0.3,
         "redraw": "split",
-        "lb_selects": "target",
+        "shift_selects": "target",
         "hidden": [4],
     }
     spec = identify.calibration_spec(
         "CTG-B", configured, "data_v350t350_lbsource", {"redraw": "split", "val_fraction": 0.9}
     )
     assert spec == {
-        "generator": "ctg",
-        "shift": True,
+        "generator": "csv",
+        "shift": "LB",
         "hidden": [4],
         "redraw": "data",
         "n_target": 700,
         "val_fraction": 0.5,
-        "lb_selects": "source",
+        "shift_selects": "source",
     }
     # a key no family of the dataset sets is the configuration's
     a = identify.calibration_spec(
@@ -136,7 +136,7 @@ def test_select_finds_the_readings_that_reproduce_the_paper():
         "redraw": "split",
         "n_target": 950,
         "val_fraction": 5 / 19,
-        "lb_selects": "target",
+        "shift_selects": "target",
     }
     assert yaml.safe_load(identify.choice_yaml(choice)) == config
     profile = identify.family_profile(table, choice)

@@ -7,6 +7,7 @@ import pytest
 from expril import io
 from expril.privacy import ledger, mechanisms
 from expril.reports import reproduction
+from harness import CTG_FILE
 
 INF = math.inf
 T = 2
@@ -145,8 +146,8 @@ def _config():
                 "hidden": [32, 32],
             },
             "CTG-B": {
-                "generator": "ctg",
-                "shift": True,
+                **CTG_FILE,
+                "shift": "LB",
                 "n_source": 700,
                 "n_target": 700,
                 "importance_sampling": True,

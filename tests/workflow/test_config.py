@@ -124,11 +124,11 @@ def test_scripts_outside_the_workflow_read_the_configuration_it_plans_with(tmp_p
     base = config()
     assert "label_gain" not in base["benchmarks"]["C"]
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(base))
-    choice = {"benchmarks": {"CTG-B": {"lb_selects": "target"}, "C": {"source_means": "shared"}}}
+    choice = {"benchmarks": {"CTG-B": {"shift_selects": "target"}, "C": {"source_means": "shared"}}}
     (tmp_path / "data/identification/choice.yaml").write_text(yaml.safe_dump(choice))
     planned = planned_config(tmp_path)
-    assert planned["benchmarks"]["CTG-B"]["lb_selects"] == "target"
-    assert planned["benchmarks"]["CTG-A"]["lb_selects"] == "source"  # the schema's default for ctg
+    assert planned["benchmarks"]["CTG-B"]["shift_selects"] == "target"
+    assert planned["benchmarks"]["CTG-A"]["shift_selects"] == "source"  # the schema's default for csv
     assert planned["benchmarks"]["C"]["source_means"] == "shared"
     assert planned["benchmarks"]["C"]["label_gain"] == 1.0  # the schema's default for latent
     # The choice adds to a benchmark's keys, it does not replace the benchmark.
