@@ -103,7 +103,7 @@ def test_what_an_imported_module_runs_counts_though_the_script_uses_none_of_its_
         "from expril import settings\n\nprint(settings.format_eps(1))\n"
     )
     every = set(digests(project))
-    assert changed_by(project, "datasets.py", "\nLABEL_COLUMNS", f"\n{statement}\nLABEL_COLUMNS") == every - {
+    assert changed_by(project, "datasets.py", "\nHIDDEN_UNITS", f"\n{statement}\nHIDDEN_UNITS") == every - {
         "settings_only",
         "aggregate_results",
         "compare_methods",
