@@ -267,3 +267,18 @@ def test_the_comparison_does_not_depend_on_the_seed_block(extended_smoke, tmp_pa
     ones, twos = runs(results), runs(extended_smoke)
     assert len(ones) == len(twos) and set(ones.method) >= {"C", "I", "C-mmd", "llp", "dpsgd", "aim", "dpmerf"}
     pd.testing.assert_frame_equal(ones[ones.method != "aim"], twos[twos.method != "aim"])
+
+
+@pytest.mark.slow
+def test_a_csv_data_set_enters_the_comparison_from_its_config_entry(monkeypatch):
+    """BC (config.yaml: a csv entry and its file, docs/workflow.md) in the smoke comparison: every
+    method runs on it, by MMD too (it has an IS step), and its plan passes the taint audit."""
+    monkeypatch.chdir(ROOT)
+    config = ["--config", "datasets=[BC]", 'comparison={"choice": "no/choice.yaml"}']
+    jobs = plan("compare", *SMOKE, *config)
+    n = counts(jobs)
+    assert n["generate_data"] == 1 and n["oracle_embedding"] == 2 and n["evaluate_rival"] == 4 * 2
+    assert all(n[rule] == 2 for rule in RELEASES - {"oracle_marginals", "oracle_errors", "oracle_embedding"})
+    assert any("data/breast_cancer/breast_cancer.csv" in job["input"] for job in jobs)
+    p = taint.plan(["compare", *SMOKE, *config])
+    assert taint.audit(p.jobs, p.curator) == [] and taint.unreleased(p.jobs) == []
