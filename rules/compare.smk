@@ -33,15 +33,42 @@ rule evaluate_rival:
         "../workflow_scripts/evaluate_rival.py"
 
 
+# Against a published study (`comparison: published`, docs/extending.md): its cells of
+# published.CHECKED rerun here first, and mixed only if equal to it.
+rule check_published:
+    input:
+        published=f"{PUBLISHED}/{published.RUNS}" if PUBLISHED else [],
+        evaluations=lambda wc: [f for files in checked_evaluations() for f in files],
+    output:
+        f"{R}/published/checked.csv",
+    log:
+        f"{R}/logs/check_published.log",
+    conda:
+        "../envs/expril.yaml"
+    params:
+        code=package_code("check_published"),
+        folder=PUBLISHED,
+        cells=lambda wc: checked_cells(),
+        evaluations=lambda wc: checked_evaluations(),
+    script:
+        "../workflow_scripts/check_published.py"
+
+
 rule compare_methods:
     input:
         evaluations=lambda wc: sorted({r["evaluation"] for r in reported_runs()}),
         ledgers=lambda wc: sorted({r["ledger"] for r in reported_runs()}),
-        reference=expand(
-            rules.reference_models.output.accuracy,
-            dataset=config["datasets"],
-            seeds=BLOCKS,
+        # A published study brings its references, once checked; else h* is trained here.
+        reference=(
+            []
+            if PUBLISHED
+            else expand(
+                rules.reference_models.output.accuracy,
+                dataset=config["datasets"],
+                seeds=BLOCKS,
+            )
         ),
+        checked=rules.check_published.output if PUBLISHED else [],
     output:
         comparison_csv=f"{R}/comparison.csv",
         comparison_md=report(
@@ -75,6 +102,7 @@ rule compare_methods:
         datasets=config["datasets"],
         # Read where they exist, not inputs: a rerun of their release appends to them.
         histories=lambda wc: histories(),
+        published=PUBLISHED,
         iterations=T,
     script:
         "../workflow_scripts/compare_methods.py"

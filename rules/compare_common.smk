@@ -16,6 +16,13 @@ for _method in COMPARISON["methods"]:
             f"config: comparison: methods lists {_method}-ExPriL, which 'variants' does not run"
         )
 RIVALS = [m for m in COMPARISON["methods"] if m not in grids.VARIANT]
+# A published study whose other methods the comparison reads (docs/extending.md).
+PUBLISHED = COMPARISON["published"]
+if PUBLISHED and not os.path.exists(f"{PUBLISHED}/{published.RUNS}"):
+    raise ValueError(
+        f"config: comparison: published: {PUBLISHED} holds no {published.RUNS} (a folder "
+        "publish_comparison wrote, as summary/comparison)"
+    )
 
 
 def rival_model(wildcards):
@@ -159,9 +166,26 @@ def calibration_runs():
     return runs
 
 
+def checked_cells():
+    """The published cells rerun here before mixing (expril.reports.published)."""
+    epsilons = [settings.parse_eps(e) for e in EPSILONS]
+    return published.checked_cells(PUBLISHED, config["datasets"], epsilons)
+
+
+def checked_evaluations():
+    """Per checked cell, its evaluation files here, one per seed block."""
+    return [
+        [method_files(published.CHECKED, d, e, b, setting)[0] for b in BLOCKS]
+        for d, e, _, setting in checked_cells()
+    ]
+
+
 def grid_order():
     """Each compared method's settings in its grid's order ('' as configured)."""
     return {
-        m: [grids.suffix(GRID, grids.family(m), s) for s in grids.settings(GRID, grids.family(m))]
+        m: [
+            grids.suffix(GRID, grids.family(m), s)
+            for s in grids.settings(GRID, grids.family(m))
+        ]
         for m in COMPARISON["methods"]
     }

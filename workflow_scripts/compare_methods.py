@@ -12,4 +12,5 @@ comparison.compare(
     iterations=snakemake.params.iterations,
     out=dict(snakemake.output),
     histories=snakemake.params.histories,
+    published_folder=snakemake.params.published,
 )

@@ -13,7 +13,7 @@ import seaborn as sns
 from expril import io, settings
 from expril.plugins import registry
 from expril.privacy import ledger
-from expril.reports import reproduction, statistics
+from expril.reports import published, reproduction, statistics
 
 # Each method's name in the report: ExPriL's, the plug-in methods' own (expril/plugins/), the references'.
 NAMES = {
@@ -584,12 +584,18 @@ def history_note(history):
     )
 
 
-def compare(runs, reference_files, methods, datasets, iterations, out, histories=()):
+def compare(runs, reference_files, methods, datasets, iterations, out, histories=(), published_folder=None):
     """Write every run's accuracy, the comparison table (CSV, Markdown), the paired tests, the
     rank tests and the figures to `out`'s paths, from the runs the workflow lists (`runs`: dicts
-    with method, dataset, eps, column, setting, evaluation and ledger files; rules/compare_common.smk)."""
-    accuracy = pd.concat([read_runs(runs, iterations), reference_runs(reference_files)], ignore_index=True)
-    spent, books = privacy(runs)
+    with method, dataset, eps, column, setting, evaluation and ledger files; rules/compare_common.smk)
+    and, beside `methods`, the other methods and the references of a published study."""
+    accuracy, (spent, books) = read_runs(runs, iterations), privacy(runs)
+    if published_folder is None:
+        accuracy = pd.concat([accuracy, reference_runs(reference_files)], ignore_index=True)
+    else:
+        accuracy = pd.concat([published.accuracies(published_folder, methods), accuracy], ignore_index=True)
+        spent = pd.concat([published.spent(published_folder, methods), spent], ignore_index=True)
+        methods = [m for m in published.methods(published_folder) if m not in methods] + list(methods)
     table = comparison_table(accuracy, spent)
     primary = TUNED if TUNED in set(accuracy.column) else CONFIGURED
     tests = paired_tests(accuracy, primary)

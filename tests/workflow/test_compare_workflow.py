@@ -3,14 +3,16 @@ the extended study's plan, its taint audit, and the smoke version end to end, tu
 configured, with cached partial reruns."""
 
 import re
+import shutil
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
 
 from expril.privacy import taint
-from expril.reports import comparison
+from expril.reports import comparison, published
 from harness import (
     ROOT,
     TUNING,
@@ -282,3 +284,45 @@ def test_a_csv_data_set_enters_the_comparison_from_its_config_entry(monkeypatch)
     assert any("data/breast_cancer/breast_cancer.csv" in job["input"] for job in jobs)
     p = taint.plan(["compare", *SMOKE, *config])
     assert taint.audit(p.jobs, p.curator) == [] and taint.unreleased(p.jobs) == []
+
+
+def _keyed(path, key):
+    return pd.read_csv(path).sort_values(key).reset_index(drop=True)
+
+
+@pytest.mark.slow
+def test_a_method_run_against_the_published_study_gives_the_studys_tables(extended_smoke, tmp_path):
+    """The smoke study as a published one (summary/comparison's two tables): LLP run alone beside it
+    reads every other method and the references from it, and its cells rerun here equal the
+    published ones, so the tables are the study's own; an altered published run is refused, by cell."""
+    folder = tmp_path / "published"
+    folder.mkdir()
+    for name in (published.RUNS, published.TABLE):
+        shutil.copy(extended_smoke / name, folder / name)
+    comparison = {"published": str(folder), "methods": ["llp"], "choice": f"{extended_smoke}/tune/choice.yaml"}
+    results = tmp_path / "res"
+    snakemake("compare", "--cores", "2", *SMOKE, "--config", f"results={results}", f"comparison={comparison}")
+    assert not (results / "reference").exists()  # h* is read, not trained
+    checked = pd.read_csv(results / "published/checked.csv")
+    assert checked.equal.all() and set(zip(checked.dataset, checked.eps)) == {("A", 1), ("CTG-B", float("inf"))}
+    key = ["dataset", "method", "eps", "column"]
+    mine, study = _keyed(results / "comparison.csv", key), _keyed(extended_smoke / "comparison.csv", key)
+    assert mine.drop(columns=["mean", "std"]).equals(study.drop(columns=["mean", "std"]))
+    # means and stds of the published runs' accuracies, as published (6 significant digits)
+    assert np.allclose(mine[["mean", "std"]], study[["mean", "std"]], rtol=1e-5, equal_nan=True)
+    tests = ["dataset", "eps", "method"]
+    mine, study = (
+        _keyed(results / "comparison_tests.csv", tests),
+        _keyed(extended_smoke / "comparison_tests.csv", tests),
+    )
+    assert mine.drop(columns="difference").equals(study.drop(columns="difference"))
+    # A published run of a checked cell altered: the mix is refused, naming the cell and the seed.
+    runs = pd.read_csv(folder / published.RUNS)
+    altered = (runs.method == "llp") & (runs.dataset == "A") & (runs.eps == 1) & (runs.seed == 1)
+    runs.loc[altered & (runs.column == "tuned"), "accuracy"] += 0.01
+    runs.to_csv(folder / published.RUNS, index=False)
+    result = snakemake(
+        "compare", "--cores", "1", *SMOKE, "--config", f"results={results}", f"comparison={comparison}", check=False
+    )
+    assert result.returncode != 0
+    assert "cells rerun here differ (llp on A at eps 1 (tuned): seeds [1])" in result.stdout + result.stderr

@@ -1,0 +1,12 @@
+from expril.workflow.joblog import setup_logging
+
+setup_logging(snakemake.log[0])
+# After the redirect, so that an import error reaches the job's log.
+from expril.reports import published
+
+published.check(
+    folder=snakemake.params.folder,
+    cells=snakemake.params.cells,
+    evaluations=snakemake.params.evaluations,
+    out_path=snakemake.output[0],
+)
