@@ -105,3 +105,19 @@ def test_a_method_without_a_tuning_entry_stops_the_workflow_before_any_job(tmp_p
     assert result.returncode != 0
     refused = "plug-in method 'nbayes' (expril.plugins.nbayes) refused: it has no tuning entry"
     assert refused in result.stdout + result.stderr
+
+
+@pytest.mark.slow
+def test_a_users_method_against_the_published_study_plans_its_own_jobs_and_the_check(tmp_path):
+    """With `comparison: published`, the full study's plan is the new method's jobs (on the data and
+    ExPriL's configured bins it reads), two published LLP cells to check and the report."""
+    project = user_copy(tmp_path)
+    add_example(project)
+    comparison = '{"published": "summary/comparison", "methods": [nbayes], "columns": [as configured]}'
+    config = ["--configfile", "config/extended.yaml", "--config", f"results={tmp_path}/res", f"comparison={comparison}"]
+    n = counts(dry_run_jobs(snakemake("--dry-run", "compare", *config, cwd=project).stdout))
+    cells = 7 * 6  # datasets x eps, one block of 20 seeds
+    checked = {"llp_bins": 2, "oracle_proportions": 2, "train_llp": 2, "check_published": 1}
+    data = {"generate_data": 7, "split_target": 7, "make_bins": cells}
+    mine = {"nbayes_release": cells, "nbayes_train": cells, "evaluate_rival": cells + 2}
+    assert n == data | checked | mine | {"compare_methods": 1, "compare": 1}
