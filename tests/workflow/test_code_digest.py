@@ -95,6 +95,17 @@ def test_an_edit_changes_the_digest_of_exactly_the_scripts_that_run_it(project):
     assert changed_by(project, "io.py", "os.replace(tmp, path)", "os.rename(tmp, path)") == every - {"plugin_step"}
 
 
+def test_a_plugin_methods_digest_is_its_own(project):
+    """Each plug-in method's jobs carry its module's digest (rules/plugins.smk: plugin_code): an
+    edit to one method reruns none of the others' jobs, and a new method changes no digest."""
+    assert changed_by(project, "plugins/llp.py", "ctx.features, 1,", "ctx.features, 2,") == {"llp"}
+    assert changed_by(project, "plugins/dpmerf.py", "4 * ctx.features", "8 * ctx.features") == {"dpmerf"}
+    before = digests(project)
+    shutil.copy(ROOT / "tests/plugins/nbayes.py", project / "expril/plugins/nbayes.py")
+    after = digests(project)
+    assert set(after) - set(before) == {"nbayes"} and all(after[s] == before[s] for s in before)
+
+
 @pytest.mark.parametrize("statement", ['np.seterr(all="raise")', '_OLD = np.seterr(all="raise")'])
 def test_what_an_imported_module_runs_counts_though_the_script_uses_none_of_its_names(project, statement):
     # issue #16: the world's, the curator's and the evaluator's steps import datasets; the learner's,
