@@ -12,8 +12,8 @@ from expril.plugins.base import Method, Step
 from expril.plugins.registry import register
 from expril.privacy import ledger, mechanisms, noise
 from expril.rivals import aim
-from expril.seeds import rng, seed_int
-from expril.steps.blocks import load_bins, load_block, log, timed, train_networks
+from expril.seeds import rng
+from expril.steps.blocks import load_bins, load_block, log, timed, train_on_records
 
 
 @timed
@@ -62,16 +62,7 @@ def train_aim(source_path, bins_path, release_path, out_path, network, training,
     x = np.stack(
         [aim.debin(release["ids"][b], source["x"][b], edges[b], rng("debin", *keys[b])) for b in range(len(seeds))]
     )
-    model = train_networks(
-        x,
-        release["y"],
-        np.ones(release["y"].shape),
-        network,
-        training,
-        [seed_int("network", *k) for k in keys],
-        device,
-        threads,
-    )
+    model = train_on_records(x, release["y"], keys, network, training, device, threads)
     save_npz(out_path, seeds=seeds, **model)
 
 

@@ -12,7 +12,7 @@ from expril.plugins.registry import register
 from expril.privacy import ledger, mechanisms
 from expril.rivals import dpmerf
 from expril.seeds import rng, seed_int
-from expril.steps.blocks import load_block, log, timed, train_networks
+from expril.steps.blocks import load_block, log, timed, train_on_records
 from expril.steps.curator import release_gaussian
 
 
@@ -81,16 +81,7 @@ def train_dpmerf(samples_path, out_path, network, training, init_key, device, th
     """DP-MERF's final network, trained on the generator's records as h* is on the true records."""
     samples = load_block(samples_path, ("x", "y"))
     keys = [[*init_key, int(s)] for s in samples["seeds"]]
-    model = train_networks(
-        samples["x"],
-        samples["y"],
-        np.ones(samples["y"].shape),
-        network,
-        training,
-        [seed_int("network", *k) for k in keys],
-        device,
-        threads,
-    )
+    model = train_on_records(samples["x"], samples["y"], keys, network, training, device, threads)
     save_npz(out_path, seeds=samples["seeds"], **model)
 
 

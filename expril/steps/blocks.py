@@ -13,6 +13,7 @@ import numpy as np
 
 from expril.io import load_npz, save_npz
 from expril.method import binning
+from expril.seeds import seed_int
 
 log = logging.getLogger("expril")
 
@@ -81,3 +82,10 @@ def train_networks(x, y, w, network, training, init_seeds, device, threads):
         log=log.info,
         activation=network.get("activation", "relu"),
     )
+
+
+def train_on_records(x, y, keys, network, training, device, threads):
+    """Networks trained on released or synthetic labelled records, unweighted, each initialised from
+    its run's key ("network", *key)."""
+    seeds = [seed_int("network", *key) for key in keys]
+    return train_networks(x, y, np.ones(y.shape), network, training, seeds, device, threads)
