@@ -208,22 +208,24 @@ def test_a_path_outside_the_configuration_matches_no_rule(target):
 
 @pytest.mark.slow
 def test_an_import_error_reaches_the_jobs_log(tmp_path):
-    """Scripts send stderr to the job's log before importing the method's modules."""
+    """Scripts send stderr to the job's log before importing the method's modules. (The world's
+    steps: the workflow itself imports the plug-in methods, and with them most other steps, when it
+    plans, so an import error there stops the plan instead.)"""
     project = project_copy(tmp_path)
     replace_once(
-        project / "expril/method/labels.py",
-        "import numpy as np\n",
-        'import numpy as np\nraise ImportError("broken on purpose")\n',
+        project / "expril/steps/world.py",
+        "from expril.io import save_npz\n",
+        'from expril.io import save_npz\n\nraise ImportError("broken on purpose")\n',
     )
     result = snakemake(
         *copy_args(project),
         "--cores",
         "1",
-        "results/smoke/learner/A/0-1/h0.npz",
+        "results/smoke/data/A/0-1/source.npz",
         "--configfile",
         "tests/smoke.yaml",
         check=False,
     )
     assert result.returncode != 0
-    log = project / "results/smoke/logs/init_hypothesis/A/0-1.log"
+    log = project / "results/smoke/logs/generate_data/A/0-1.log"
     assert "ImportError: broken on purpose" in log.read_text()
