@@ -98,7 +98,5 @@ PROVIDED = {
     "init_key": lambda method, ctx: [method.name, ctx.dataset, ctx.eps_text],
     "device": lambda method, ctx: ctx.config["device"],
     "rows": lambda method, ctx: ctx.n_val,
-    "history_path": lambda method, ctx: os.path.join(
-        os.path.dirname(method.output(method.release, ctx)), "history.csv"
-    ),
+    "history_path": lambda method, ctx: os.path.join(os.path.dirname(method.output(method.release, ctx)), HISTORY),
 }
