@@ -152,7 +152,7 @@ def workflow_settings(eps=EPS):
     iterations, bins = config["iterations"], config["bins"]
     rows = []
     for name, spec in config["benchmarks"].items():
-        n = settings.n_val(spec["n_target"], spec.get("val_fraction", config["val_fraction"]))
+        n = settings.benchmark_n_val(config, spec)
         d = settings.feature_count(spec)
         scale = calibration.laplace_scale(d, iterations, eps)
         q = settings.bins_per_feature(n, d, iterations, eps, bins["snr"], bins["noiseless"])

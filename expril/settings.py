@@ -30,6 +30,11 @@ def benchmark_setting(config, spec, key):
     return spec.get(key, config[key])
 
 
+def benchmark_n_val(config, spec):
+    """n' of a benchmark under the configuration: its target's validation split."""
+    return n_val(spec["n_target"], benchmark_setting(config, spec, "val_fraction"))
+
+
 # The paper's private runs: `noiseless: matched` gives the runs without noise their bins.
 MATCHED_EPS = 1.0
 

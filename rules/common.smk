@@ -131,9 +131,7 @@ def benchmark_setting(wildcards, key):
 
 
 def n_val(wildcards):
-    return settings.n_val(
-        spec(wildcards)["n_target"], benchmark_setting(wildcards, "val_fraction")
-    )
+    return settings.benchmark_n_val(config, spec(wildcards))
 
 
 def bins_per_feature(wildcards, snr, iterations=T):

@@ -4,20 +4,15 @@
 # the releases it changes.
 
 
-def _histogram(name, iterations):
-    """An oracle histogram mechanism on the dataset's bins, planned for `iterations` error queries."""
-    return lambda wildcards, eps, delta: mechanisms.get(name)(
+PLANS = {
+    # ExPriL's bin counts and error queries (Eq. 14: lambda = d (T+1) / eps), on the dataset's bins.
+    "expril": lambda wildcards, eps, delta: mechanisms.get(config["mechanism"])(
         eps,
         delta,
         settings.feature_count(spec(wildcards)),
-        iterations,
+        T,
         spec(wildcards)["importance_sampling"],
-    )
-
-
-PLANS = {
-    # ExPriL's bin counts and error queries (Eq. 14: lambda = d (T+1) / eps).
-    "expril": _histogram(config["mechanism"], T),
+    ),
     # Pb. 1 by MMD: a Gaussian release with the bin counts query's share of eps, eps / (T+1).
     "embedding": lambda wildcards, eps, delta: mechanisms.MeanEmbedding(
         eps, delta, n_val(wildcards), T

@@ -26,8 +26,7 @@ def network(wildcards, family):
 
 def snr(wildcards, family):
     """The bins' signal-to-noise target of the rule's setting."""
-    value = setting(wildcards, family).get("snr", grids.CONFIGURED)
-    return config["bins"]["snr"] if value == grids.CONFIGURED else value
+    return grids.value(setting(wildcards, family), "snr", config["bins"]["snr"])
 
 
 def feature_map_file(dataset, seeds, features, scale=grids.CONFIGURED):

@@ -41,8 +41,7 @@ class Context:
 
     @property
     def n_val(self):
-        fraction = settings.benchmark_setting(self.config, self.spec, "val_fraction")
-        return settings.n_val(self.spec["n_target"], fraction)
+        return settings.benchmark_n_val(self.config, self.spec)
 
     @property
     def features(self):
@@ -62,8 +61,7 @@ class Context:
 
     def snr(self):
         """The bins' signal-to-noise target of the setting."""
-        value = self.setting.get("snr", grids.CONFIGURED)
-        return self.config["bins"]["snr"] if value == grids.CONFIGURED else value
+        return grids.value(self.setting, "snr", self.config["bins"]["snr"])
 
     def bins_per_feature(self, snr, iterations):
         """q by the paper's signal-to-noise rule at `snr`, for a plan of `iterations` error queries."""

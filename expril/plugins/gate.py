@@ -15,8 +15,6 @@ from expril.plugins.base import CURATOR_INPUTS, FROM_JOB, PROVIDED, SHARED
 from expril.privacy.base import MECHANISMS, Mechanism
 
 NAME = re.compile(r"[a-z][a-z0-9]*")
-# Methods that are not plug-ins: ExPriL's own, and the references.
-RESERVED = {"C", "I", "C-mmd", "I-mmd", "h_star", "h0_star"}
 # Room for the accountants' rounding, as the ledger's own check allows (expril.privacy.ledger).
 SLACK = 1 + 1e-9
 

@@ -140,7 +140,7 @@ def table1(config):
         spec = config["benchmarks"][dataset]
         d = settings.feature_count(spec)
         queries = mechanisms.get(config["mechanism"]).n_queries(config["iterations"], spec["importance_sampling"])
-        n_val = settings.n_val(spec["n_target"], settings.benchmark_setting(config, spec, "val_fraction"))
+        n_val = settings.benchmark_n_val(config, spec)
         row = {
             "dataset": dataset,
             "runs": config["runs"],

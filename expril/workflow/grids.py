@@ -85,6 +85,12 @@ def nearest(eps, calibrated):
     return min(finite, key=lambda e: abs(math.log(e) - math.log(eps)))
 
 
+def value(setting, axis, configured):
+    """The setting's value on `axis`, `configured` where it keeps the configured one."""
+    chosen = setting.get(axis, CONFIGURED)
+    return configured if chosen == CONFIGURED else chosen
+
+
 def network(grid, setting, hidden):
     """The final network a setting chooses from the model family: the dataset's h* network
     (`hidden`, ReLU) as configured."""
