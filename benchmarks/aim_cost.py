@@ -1,7 +1,8 @@
 """AIM's cost per release (expril.rivals.aim.fit; docs/performance.md, "Where an AIM release spends its
-time"), before and after OpenDP's contingency-table measurement is shared by a block's seeds.
+time"), before and after OpenDP's contingency-table measurement is shared by a block's seeds, and
+with mbi's estimator or the star estimator compiled once per process.
 
-    .venv/bin/python -m benchmarks.aim_cost [--dataset CTG-B] [--eps 1] [--blocks 1,3] [--configs before,after]
+    .venv/bin/python -m benchmarks.aim_cost [--dataset CTG-B] [--eps 1] [--blocks 1,3] [--configs after,star]
     .venv/bin/python -m benchmarks.aim_cost --blocks 1 --configs after,cached,cached
 
 Each (configuration, block size) runs in a fresh process with one thread: it imports OpenDP,
@@ -18,9 +19,13 @@ time and, where two are given, of the process's CPU time (steadier on a shared m
 - block and per release: the whole block, and per release without the import.
 
 `before` builds OpenDP's measurement for every release, as `query.release()` did before it was
-shared; `after` is the current code; `cached` is `after` with JAX's persistent compilation cache in
-a folder the report's `cached` rows share (the first fills it, the next reuse it), every program
-cached however short its compilation; its rows print the cache's hits and misses (the whole
+shared; `after` builds it once per process; both fit with mbi's estimator, as OpenDP ships it;
+`floor` is `after` with the one-way scale searched from a floor (expril.rivals.aim
+`_search_from_floor`); `star` is the current code, `floor` with the star estimator
+(expril.rivals.star_estimator);
+`cached` is `after` with JAX's persistent compilation cache in a folder the report's `cached`
+rows share (the first fills it, the next reuse it), every program cached however short its
+compilation; its rows print the cache's hits and misses (the whole
 process: the fits and the scoring after them); `unoptimised` is `after` with XLA's optimisations
 off (`JAX_DISABLE_MOST_OPTIMIZATIONS`). Each release's accounted eps and the mean L1 error of its
 model's (feature, label) marginals against the records' are printed too (OpenDP's noise cannot be
@@ -130,6 +135,15 @@ def child(args):
         return measurement
 
     aim._table_measurement = timed_build
+    if args.config != "star":  # the configurations measured before the star estimator: mbi's own
+        import opendp.prelude as dp
+
+        aim._estimator = lambda domain, m, potentials=None: dp.mbi.mirror_descent(domain, m, potentials=potentials)
+    if args.config not in ("floor", "star"):  # and before the search from a floor: OpenDP's own
+        import opendp.extras.mbi._table as table_internals
+
+        table_internals.binary_search_param = table_internals.binary_search_param.unbounded
+        aim._search_from_floor = lambda search: search  # fit's imports would wrap it again
     fitted, t0, c0 = [], time.perf_counter(), time.process_time()
     for x, y, edges in runs:
         if args.config == "before":
@@ -186,14 +200,16 @@ def distinct_measurements(eps, runs=20):
     }
 
 
-def report(dataset="CTG-B", eps=1.0, blocks=(1, 3), configs=("before", "after")):
+def report(dataset="CTG-B", eps=1.0, blocks=(1, 3), configs=("after", "floor", "star")):
     """The timings as Markdown lines, one row per (block, configuration), printed as measured."""
     yield (
         f"{dataset}, ε {eps:g}, one thread, each row a fresh process (`benchmarks/aim_cost.py`); seconds of wall "
         f"time / CPU time (the machine is shared: compare CPU); load average {os.getloadavg()[0]:.1f} at the start. "
         "`before` builds OpenDP's measurement for every release, `after` once per process and list of bin "
-        "counts (the code). At a block of 1 both run the same code: their difference is the timings' noise "
-        "floor. Timings leave out the scoring of the marginals, done after the fits."
+        "counts, both fitting with mbi's estimator; `floor` is `after` with the one-way noise scale searched "
+        "from a floor; `star` is `floor` with the star estimator, compiled once per process (the code). "
+        "At a block of 1 `before` and `after` run the same code: their difference is the timings' noise floor. "
+        "Timings leave out the scoring of the marginals, done after the fits."
         + (
             " `cached` is `after` with JAX's persistent compilation cache, one folder for the cached rows (the first"
             " fills it), every program cached; in brackets the cache's hits and misses, fits and scoring."
@@ -239,7 +255,7 @@ def main():
     parser.add_argument("--dataset", default="CTG-B", help="a dataset of config.yaml, or 'table'")
     parser.add_argument("--eps", type=float, default=1.0)
     parser.add_argument("--blocks", default="1,3", help="block sizes, comma-separated")
-    parser.add_argument("--configs", default="before,after")
+    parser.add_argument("--configs", default="after,floor,star")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--config", help=argparse.SUPPRESS)
     parser.add_argument("--block", type=int, help=argparse.SUPPRESS)

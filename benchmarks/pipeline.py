@@ -13,7 +13,8 @@ iteration's cost against n and d; (f) peak memory of the largest job; (g) what e
 does to Table 2 against fixed 100-epoch training on the same runs; (h) the comparison study
 (config/extended.yaml, EXTENDED_RUNS runs): its wall time and each method's cost per run; on
 request, (i) the DP-SGD block trainer against Opacus, (j) the tuned study's cost model, (k) an
-AIM release's cost before and after OpenDP's measurement is shared.
+AIM release's cost before and after OpenDP's measurement is shared, (l) and after its noise scale
+is searched from a floor and its estimator compiled once.
 """
 
 import argparse
@@ -397,6 +398,12 @@ def section_k():
     return list(aim_cost.report(configs=("before", "after", "cached", "cached")))
 
 
+def section_l():
+    from benchmarks import aim_cost
+
+    return list(aim_cost.report(blocks=(1, 5), configs=("after", "floor", "star")))
+
+
 def method_costs(jobs, runs, n_eps):
     """Each method's share of the comparison's job times (job_times), per run and eps, as a table."""
     lines = [
@@ -454,8 +461,8 @@ def main():
         help="parts to measure (letters; a also gives b and f), the others are kept from RESULTS.md;"
         " default: the reproduction's and the untuned study's, about two hours on 2 cores. 'g' and the no-op"
         " rerun of 'c' need a finished full reproduction in results/; 'i' (DP-SGD, 15 min), 'j' (the tuned"
-        " study's cost model, from the jobs in results/extended) and 'k' (AIM's release, 15 min) are measured on"
-        " request",
+        " study's cost model, from the jobs in results/extended), 'k' (AIM's release, 15 min) and 'l' (AIM's"
+        " release after its cuts, 10 min) are measured on request",
     )
     args = parser.parse_args()
     cores = os.cpu_count()
@@ -479,6 +486,10 @@ def main():
         "i": ("The DP-SGD block trainer against Opacus, one network at a time", section_i),
         "j": ("The tuned study's cost model", lambda: section_j(cores)),
         "k": ("AIM's cost per release, OpenDP's measurement built once per process", section_k),
+        "l": (
+            "AIM's cost per release, its noise scale searched from a floor and its estimator compiled once",
+            section_l,
+        ),
     }
     kept = sections(OUT.read_text()) if OUT.exists() else {}
     for key, (title, measure) in runners.items():

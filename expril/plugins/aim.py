@@ -37,10 +37,9 @@ def aim_release(val_path, bins_path, out_path, ledger_path, history_path, name, 
         sizes = binning.bin_counts(edges[b]).tolist() + [2]
         records = aim.synthesize(model, sizes, rows, rng("synthesis", secret, name, int(seed), repr(mechanism.eps)))
         log.info(
-            "seed %d: %s model on cliques %s, eps %.6g accounted; positive rate of the records %.3f",
+            "seed %d: %s model, eps %.6g accounted; positive rate of the records %.3f",
             seed,
             mechanism.name,
-            model.cliques,
             spent,
             records[1].mean(),
         )

@@ -42,6 +42,7 @@ def _import(threads):
     import mbi
     import opendp.extras.mbi._aim as aim_internals
     import opendp.extras.mbi._mst as mst_internals
+    import opendp.extras.mbi._table as table_internals
     import opendp.prelude as dp
     import polars as pl
     from opendp.mod import OpenDPException
@@ -51,6 +52,8 @@ def _import(threads):
         aim_internals._make_aim_select = _stop_on_exhausted_budget(aim_internals._make_aim_select, OpenDPException)
     if not hasattr(mst_internals._make_mst_select, "rounding_margin"):
         mst_internals._make_mst_select = _select_within_budget(mst_internals._make_mst_select)
+    if not hasattr(table_internals.binary_search_param, "unbounded"):
+        table_internals.binary_search_param = _search_from_floor(table_internals.binary_search_param)
     return dp, pl, mbi
 
 
@@ -75,6 +78,30 @@ def _stop_on_exhausted_budget(select, error):
 
     guarded.exhausted_budget_guard = True
     return guarded
+
+
+# A noise scale below any the one-way marginals take (their eps would exceed 1e6 per column).
+SEARCH_FLOOR = 1e-6
+
+
+def _search_from_floor(search):
+    """OpenDP 0.16.0 searches the one-way marginals' noise scale without bounds. Its predicate raises
+    at scale 0, and the search then halves from 0.5 down to the smallest float before it turns:
+    about 1,130 measurements built (24 s on CTG-B, over half of a release), of which about 1,070
+    below any useful scale. From a positive floor, the same search returns the same scale, the
+    smallest that passes, in about 60. Where the floor itself passes, OpenDP reports the boundary
+    below it, and the unbounded search runs as before."""
+
+    def from_floor(make_chain, d_in, d_out, bounds=(None, None), T=None):
+        if bounds in (None, (None, None)) and T is float:
+            try:
+                return search(make_chain, d_in, d_out, bounds=(SEARCH_FLOOR, None), T=T)
+            except ValueError:  # the boundary is below the floor
+                pass
+        return search(make_chain, d_in, d_out, bounds=bounds, T=T)
+
+    from_floor.unbounded = search
+    return from_floor
 
 
 # The share of MST's selection budget left unspent: far above floating-point rounding (1e-15).
@@ -135,7 +162,7 @@ def _table_measurement(context, sizes, eps, algorithm, dp):
     if key not in _MEASUREMENTS or _MEASUREMENTS[key][0] != domain:
         names = columns(len(sizes) - 1)
         method = (
-            dp.mbi.AIM(queries=[dp.mbi.Count(c) for c in workload(len(names) - 1)])
+            dp.mbi.AIM(queries=[dp.mbi.Count(c) for c in workload(len(names) - 1)], estimator=_estimator)
             if algorithm == "aim"
             else dp.mbi.MST()
         )
@@ -146,6 +173,14 @@ def _table_measurement(context, sizes, eps, algorithm, dp):
             _MEASUREMENTS.clear()
         _MEASUREMENTS[key] = (domain, query.resolve())
     return _MEASUREMENTS[key][1]
+
+
+def _estimator(domain, measurements, *, potentials=None):
+    """The estimator of AIM's rounds: mbi's mirror descent compiled once per process and data set
+    (expril.rivals.star_estimator), as OpenDP's `Algorithm.estimator` lets one choose."""
+    from expril.rivals import star_estimator
+
+    return star_estimator.mirror_descent(domain, measurements, potentials=potentials, label=LABEL)
 
 
 def _exact_model(data, sizes, cliques, dp, mbi):

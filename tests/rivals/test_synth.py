@@ -357,6 +357,31 @@ def test_mst_selects_within_a_budget_its_rounding_cannot_exceed():
     assert 0.004999999999999996 * (1 - 2e-9) < given[0] < 0.004999999999999996
 
 
+def test_the_one_way_scale_search_from_a_floor_finds_the_librarys_scale():
+    # Laplace on a sensitivity-1 sum: the smallest scale that passes is 1 / eps. Like OpenDP's
+    # one-way marginals, the chain cannot be built at scale 0.
+    import opendp.prelude as dp
+
+    dp.enable_features("contrib")
+    built = []
+
+    def laplace(scale):
+        if scale <= 0:
+            raise ValueError("scale must be positive")
+        built.append(scale)
+        return dp.m.make_laplace(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), scale)
+
+    from_floor = aim._search_from_floor(dp.binary_search_param)
+    for eps in (0.25, 2.0, 1e8):  # 1e8: below the floor, where the unbounded search takes over
+        built.clear()
+        library = dp.binary_search_param(laplace, 1.0, eps, T=float)
+        unbounded = len(built)
+        built.clear()
+        assert from_floor(laplace, 1.0, eps, T=float) == library == pytest.approx(1 / eps)
+        if eps < 1e6:
+            assert len(built) < 100 < unbounded and min(built) >= aim.SEARCH_FLOOR
+
+
 @pytest.mark.slow
 def test_mst_releases_a_spanning_tree_on_many_columns_at_small_eps():
     # 25 features and the label at eps = 0.1: without the margin OpenDP's MST refuses its own
