@@ -35,6 +35,11 @@ def benchmark_n_val(config, spec):
     return n_val(spec["n_target"], benchmark_setting(config, spec, "val_fraction"))
 
 
+def benchmark_n_test(config, spec):
+    """The size of a benchmark's test split under the configuration: the target's other records."""
+    return spec["n_target"] - benchmark_n_val(config, spec)
+
+
 # The paper's private runs: `noiseless: matched` gives the runs without noise their bins.
 MATCHED_EPS = 1.0
 
