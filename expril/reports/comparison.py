@@ -1,8 +1,8 @@
 """ExPriL against its rivals at equal privacy (docs/comparison.md): every run's accuracy, the tidy
 comparison table with each method's privacy from its ledgers, tuned and as configured; collapsed
-cells flagged; paired tests against C-ExPriL with Holm's correction, Friedman tests and
-critical-difference diagrams per eps (expril.reports.statistics), on counts of correct test
-records; the Markdown report and the figures."""
+cells flagged; at finite eps, paired tests against C-ExPriL with Holm's correction, Friedman tests
+and critical-difference diagrams (expril.reports.statistics), on counts of correct test records;
+the Markdown report and the figures."""
 
 import math
 from dataclasses import dataclass
@@ -118,6 +118,12 @@ def counted(runs, designs):
     return runs.assign(n_test=n_test, correct=statistics.correct(runs.accuracy, n_test))
 
 
+def contested(frame):
+    """`frame`'s rows at finite eps. eps = inf adds no noise: a non-private reference, as ĥ* and h0*
+    are, it stays in the tables but enters no test, rank or leader count."""
+    return frame[np.isfinite(frame.eps)]
+
+
 def _joined(values):
     return "; ".join(sorted(set(values)))
 
@@ -210,13 +216,14 @@ def paired_test(other, base, design):
 
 
 def paired_tests(runs, column, designs, baseline="C"):
-    """Each method against `baseline` at the same dataset and eps, in one column, paired by
+    """Each method against `baseline` at the same dataset and finite eps, in one column, paired by
     run (`runs`: counted()): the mean difference (method - baseline, points), the test made
     (paired_test(), by the dataset's Design in `designs`), its two-sided p, its Holm adjustment over
     every test of the column, and the verdict at level 0.05. Not tested: a method whose runs are
     the baseline's, and ExPriL by MMD where it repeats plain ExPriL."""
     runs = runs[runs.column == column]
     repeats = plain_repeats(runs)
+    runs = contested(runs)
     base = runs[runs.method == baseline].set_index(["dataset", "eps", "seed"]).correct
     rows = []
     for (dataset, method, eps), group in runs[runs.method != baseline].groupby(
@@ -257,12 +264,12 @@ RIVALS = set(NAMES) - set(VARIANTS) - set(REFERENCES)
 
 
 def rankings(table, methods, column):
-    """Per eps, over the datasets where every method ran: the methods' average ranks by mean
+    """Per finite eps, over the datasets where every method ran: the methods' average ranks by mean
     accuracy, the Friedman test and Nemenyi's critical difference (expril.reports.statistics);
     UNRANKED left out."""
     methods = [m for m in methods if m not in UNRANKED]
     rows, ranks = [], {}
-    cells = table[(table.column == column) & table.method.isin(methods)]
+    cells = contested(table[(table.column == column) & table.method.isin(methods)])
     for eps, group in cells.groupby("eps", sort=True):
         means = group.pivot(index="dataset", columns="method", values="mean")[methods].dropna()
         if len(means) < 2 or len(methods) < 3:
@@ -282,10 +289,10 @@ def rankings(table, methods, column):
 
 
 def leaders(table, methods, column, tests):
-    """Per dataset and eps, the compared method(s) with the highest mean accuracy, that mean, and
+    """Per dataset and finite eps, the compared method(s) with the highest mean accuracy, that mean, and
     its mark from the paired tests (`tests`, of `column`): ▲ a leader significantly above
     C-ExPriL, ★ C-ExPriL leads and every rival present is significantly below it, else none."""
-    compared = table[table.method.isin(methods) & (table.column == column)]
+    compared = contested(table[table.method.isin(methods) & (table.column == column)])
     best = compared[compared["mean"] == compared.groupby(["dataset", "eps"])["mean"].transform("max")]
     top = best.groupby(["dataset", "eps"], sort=False).agg(
         leading=("method", list),
@@ -387,8 +394,9 @@ def markdown(table, tests, ranking, methods, datasets, primary, repeats=frozense
     lines += [
         "",
         f"▲ / ▼: significantly above / below C-ExPriL at the same dataset and ε (paired by run on the counts "
-        f"of correct test records, Holm-adjusted p < {LEVEL} over the {len(tests)} tests of this table). "
-        f"⊘k: k runs' networks label {COLLAPSED_SHARE:.0%} or more of the test records alike, "
+        f"of correct test records, Holm-adjusted p < {LEVEL} over the {len(tests)} tests of this table). ε = ∞ "
+        "adds no noise: its rows are non-private references, as ĥ* and h0* are, and enter no test, rank or "
+        f"count of leaders. ⊘k: k runs' networks label {COLLAPSED_SHARE:.0%} or more of the test records alike, "
         "at least half of the cell's runs: the cell measures a collapsed classifier, not the method's accuracy.",
     ]
     others = [c for c in (TUNED, CONFIGURED) if c != primary and c in set(table.column)]

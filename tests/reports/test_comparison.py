@@ -436,3 +436,34 @@ def test_runs_that_resample_one_pool_take_the_corrected_resampled_t_test():
     assert tests.difference.tolist() == pytest.approx([4.0, 4.0])
     md = comparison.markdown(_table(runs), tests.reset_index(), pd.DataFrame(), ["C", "llp"], ["A", "CTG"], "tuned")
     assert "| CTG | 1 | LLP | 3 | +4.0 | corrected resampled t | 0.18 | 0.37 | no significant difference |" in md
+
+
+def test_no_privacy_is_a_reference_and_no_contest():
+    """A and B at eps 1 and inf, 8 runs: at eps 1 LLP 5 points above C-ExPriL in every run, DP-SGD
+    10 below; at inf LLP 3 and DP-SGD 10 above. Only the 4 tests at eps 1 are made, each p = 2/256,
+    so Holm multiplies the smallest by 4 (1/32, significant; with the 4 at inf it would be 8 x 2/256
+    = 0.0625, none). The inf rows stay in the accuracy table, unmarked; the leaders and the ranks
+    are those of eps 1 alone."""
+    shifts = {1.0: {"llp": 0.05, "dpsgd": -0.10}, INF: {"llp": 0.03, "dpsgd": 0.10}}
+    runs = _runs(
+        {
+            (d, m, eps): [a + shifts[eps].get(m, 0.0) for a in C_RUNS]
+            for d in ("A", "B")
+            for eps in shifts
+            for m in ("C", "llp", "dpsgd")
+        }
+    )
+    runs = comparison.counted(runs, DESIGNS)
+    table = _table(runs)
+    tests = comparison.paired_tests(runs, "tuned", DESIGNS)
+    assert set(tests.eps) == {1.0} and len(tests) == 4
+    assert tests.p_holm.tolist() == pytest.approx([4 * 2 / 256] * 4)
+    ranking, ranks = comparison.rankings(table, ["C", "llp", "dpsgd"], "tuned")
+    assert ranking.eps.tolist() == [1.0] and ranks[1.0].to_dict() == {"C": 2.0, "llp": 1.0, "dpsgd": 3.0}
+    top = comparison.leaders(table, ["C", "llp", "dpsgd"], "tuned", tests)
+    assert top.index.tolist() == [("A", 1.0), ("B", 1.0)] and top.mark.tolist() == ["▲", "▲"]
+    md = comparison.markdown(table, tests, ranking, ["C", "llp", "dpsgd"], ["A", "B"], "tuned")
+    assert "| A | 1 | 75.0 ± 3.8 | 80.0 ± 3.8 ▲ | 65.0 ± 3.8 ▼ |" in md
+    assert "| A | ∞ | 75.0 ± 3.8 | 78.0 ± 3.8 | 85.0 ± 3.8 |" in md  # a reference: no mark
+    assert "| Dataset | 1 |" in md and "| ★ / ▲ | 0 / 2 of 2 |" in md
+    assert md.count("ε = ∞ adds no noise") == 1
