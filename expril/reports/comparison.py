@@ -209,7 +209,7 @@ def paired_test(other, base, design):
     """The paired test that fits how a dataset's runs are drawn (docs/comparison.md, "Statistics"),
     on counts of correct records: its name and two-sided p. Runs that resample one record pool
     overlap, so their results correlate: Nadeau and Bengio's corrected resampled t-test allows for
-    it. Runs on fresh data are independent: Wilcoxon's signed-rank test, which assumes no normality."""
+    it. Runs on fresh data are independent: Wilcoxon's signed-rank test, which needs no normality."""
     if design.resampled:
         return "corrected resampled t", statistics.corrected_t(other, base, design.n_train, design.n_test)
     return "Wilcoxon signed-rank", statistics.wilcoxon(other, base)
