@@ -10,7 +10,7 @@ comparison.compare(
     methods=snakemake.params.methods,
     datasets=snakemake.params.datasets,
     iterations=snakemake.params.iterations,
-    designs=comparison.designs(snakemake.config),
+    designs=snakemake.params.designs,
     out=dict(snakemake.output),
     histories=snakemake.params.histories,
     published_folder=snakemake.params.published,

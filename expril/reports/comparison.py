@@ -5,7 +5,6 @@ and critical-difference diagrams (expril.reports.statistics), on counts of corre
 the Markdown report and the figures."""
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -54,32 +53,6 @@ LEVEL = 0.05
 # A run has collapsed when its network labels at least this share of the test records alike; a
 # cell is flagged when at least half of its runs did (docs/comparison.md, "Collapsed cells").
 COLLAPSED_SHARE = 0.99
-
-
-@dataclass(frozen=True)
-class Design:
-    """How a dataset's runs are drawn, which decides its paired test: `n_test` the test split's
-    records, `n_train` those a run learns from (the source and the curator's validation split),
-    `resampled` whether the runs split one record pool anew (overlapping) instead of drawing fresh
-    data."""
-
-    n_test: int
-    n_train: int
-    resampled: bool
-
-
-def designs(config):
-    """Each benchmark's Design under the configuration. Its runs resample one pool when it reads a
-    csv file (each run splits the file's records anew) or redraws the split only (`redraw: split`,
-    every run on data set 0); otherwise each run draws fresh data from the generator."""
-    return {
-        name: Design(
-            n_test=settings.benchmark_n_test(config, spec),
-            n_train=spec["n_source"] + settings.benchmark_n_val(config, spec),
-            resampled=spec["generator"] == "csv" or settings.benchmark_setting(config, spec, "redraw") == "split",
-        )
-        for name, spec in config["benchmarks"].items()
-    }
 
 
 def read_runs(runs, iterations):
@@ -218,7 +191,7 @@ def paired_test(other, base, design):
 def paired_tests(runs, column, designs, baseline="C"):
     """Each method against `baseline` at the same dataset and finite eps, in one column, paired by
     run (`runs`: counted()): the mean difference (method - baseline, points), the test made
-    (paired_test(), by the dataset's Design in `designs`), its two-sided p, its Holm adjustment over
+    (paired_test(), by the dataset's settings.Design in `designs`), its two-sided p, its Holm adjustment over
     every test of the column, and the verdict at level 0.05. Not tested: a method whose runs are
     the baseline's, and ExPriL by MMD where it repeats plain ExPriL."""
     runs = runs[runs.column == column]
@@ -648,7 +621,7 @@ def compare(runs, reference_files, methods, datasets, iterations, designs, out, 
     rank tests and the figures to `out`'s paths, from the runs the workflow lists (`runs`: dicts
     with method, dataset, eps, column, setting, evaluation and ledger files; rules/compare_common.smk)
     and, beside `methods`, the other methods and the references of a published study. `designs`:
-    designs() of the configuration."""
+    settings.designs() of the configuration."""
     accuracy, (spent, books) = read_runs(runs, iterations), privacy(runs)
     if published_folder is None:
         accuracy = pd.concat([accuracy, reference_runs(reference_files)], ignore_index=True)

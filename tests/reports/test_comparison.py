@@ -20,11 +20,11 @@ C_RUNS = [0.70, 0.71, 0.72, 0.74, 0.76, 0.78, 0.79, 0.80]
 SEEDS = range(len(C_RUNS))
 # Each run of A and B draws fresh data and scores 100 test records; CTG resamples one pool.
 DESIGNS = {
-    "A": comparison.Design(n_test=100, n_train=300, resampled=False),
-    "B": comparison.Design(n_test=100, n_train=300, resampled=False),
-    "D": comparison.Design(n_test=100, n_train=300, resampled=False),
-    "E": comparison.Design(n_test=1250, n_train=3750, resampled=False),
-    "CTG": comparison.Design(n_test=100, n_train=150, resampled=True),
+    "A": settings.Design(n_test=100, n_train=300, resampled=False),
+    "B": settings.Design(n_test=100, n_train=300, resampled=False),
+    "D": settings.Design(n_test=100, n_train=300, resampled=False),
+    "E": settings.Design(n_test=1250, n_train=3750, resampled=False),
+    "CTG": settings.Design(n_test=100, n_train=150, resampled=True),
 }
 
 
@@ -374,13 +374,13 @@ def test_each_benchmarks_design_follows_how_its_runs_are_drawn():
     identified = yaml.safe_load((ROOT / "data/identification/choice.yaml").read_text())
     for name, readings in identified["benchmarks"].items():
         config["benchmarks"][name].update(readings)
-    designs = comparison.designs(config)
-    assert designs["A"] == comparison.Design(n_test=1250, n_train=3750, resampled=False)
-    assert designs["C"] == comparison.Design(n_test=2500, n_train=7500, resampled=False)
-    assert designs["CTG-A"] == designs["CTG-B"] == comparison.Design(n_test=250, n_train=1400, resampled=True)
-    assert designs["BC"] == comparison.Design(n_test=150, n_train=300, resampled=True)
+    designs = settings.designs(config)
+    assert designs["A"] == settings.Design(n_test=1250, n_train=3750, resampled=False)
+    assert designs["C"] == settings.Design(n_test=2500, n_train=7500, resampled=False)
+    assert designs["CTG-A"] == designs["CTG-B"] == settings.Design(n_test=250, n_train=1400, resampled=True)
+    assert designs["BC"] == settings.Design(n_test=150, n_train=300, resampled=True)
     config["benchmarks"]["A"]["redraw"] = "split"  # every run splits data set 0's target anew
-    assert comparison.designs(config)["A"].resampled
+    assert settings.designs(config)["A"].resampled
 
 
 def test_equal_results_tie_in_the_table_the_ranks_and_the_leaders():
