@@ -10,6 +10,7 @@ comparison.compare(
     methods=snakemake.params.methods,
     datasets=snakemake.params.datasets,
     iterations=snakemake.params.iterations,
+    designs=snakemake.params.designs,
     out=dict(snakemake.output),
     histories=snakemake.params.histories,
     published_folder=snakemake.params.published,

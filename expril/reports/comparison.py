@@ -1,8 +1,8 @@
 """ExPriL against its rivals at equal privacy (docs/comparison.md): every run's accuracy, the tidy
 comparison table with each method's privacy from its ledgers, tuned and as configured; collapsed
-cells flagged; paired tests against C-ExPriL with Holm's correction, Friedman tests and
-critical-difference diagrams per eps (expril.reports.statistics); the Markdown report and the
-figures."""
+cells flagged; at finite eps, paired tests against C-ExPriL with Holm's correction, Friedman tests
+and critical-difference diagrams (expril.reports.statistics), on counts of correct test records;
+the Markdown report and the figures."""
 
 import math
 
@@ -84,6 +84,19 @@ def reference_runs(files):
     ).assign(eps=math.inf, column="reference", setting="", positive_share=np.nan)[RUN_COLUMNS]
 
 
+def counted(runs, designs):
+    """`runs` with each run's test split size and count of correct test records, the resolution
+    every comparison is made at (statistics.correct): equal results compare equal."""
+    n_test = runs.dataset.map(lambda dataset: designs[dataset].n_test)
+    return runs.assign(n_test=n_test, correct=statistics.correct(runs.accuracy, n_test))
+
+
+def contested(frame):
+    """`frame`'s rows at finite eps. eps = inf adds no noise: a non-private reference, as ĥ* and h0*
+    are, it stays in the tables but enters no test, rank or leader count."""
+    return frame[np.isfinite(frame.eps)]
+
+
 def _joined(values):
     return "; ".join(sorted(set(values)))
 
@@ -139,15 +152,20 @@ def without(frame, pairs):
 def comparison_table(runs, spent):
     """Tidy: dataset, method, eps, column, the setting, eps and delta spent, neighbour relation,
     mechanisms, mean and std (accuracy %), n_runs, the runs that collapsed to one class and whether
-    at least half did. The references spend nothing."""
-    grouped = runs.assign(collapsed_run=collapsed(runs.positive_share)).groupby(
+    at least half did. The references spend nothing. `runs`: counted()."""
+    grouped = runs.assign(collapsed_run=collapsed(runs.positive_share), percent=100 * runs.accuracy).groupby(
         ["dataset", "method", "eps", "column"], sort=False
     )
-    table = grouped.accuracy.apply(lambda a: pd.Series(reproduction.accuracy_stats(a))).unstack().reset_index()
-    table = table.merge(
-        grouped.agg(setting=("setting", _joined), collapsed_runs=("collapsed_run", "sum")).reset_index(),
-        on=["dataset", "method", "eps", "column"],
-    )
+    table = grouped.agg(
+        correct=("correct", "sum"),
+        n_test=("n_test", "first"),
+        std=("percent", "std"),
+        n_runs=("percent", "size"),
+        setting=("setting", _joined),
+        collapsed_runs=("collapsed_run", "sum"),
+    ).reset_index()
+    # One division of whole numbers: cells whose runs got as many test records right tie exactly.
+    table["mean"] = 100 * table.correct / (table.n_runs * table.n_test)
     table["collapsed"] = table.collapsed_runs >= table.n_runs / 2
     table = table.merge(spent, on=["dataset", "method", "eps", "column"], how="left")
     ref = table.method.isin(REFERENCES)
@@ -160,36 +178,48 @@ def comparison_table(runs, spent):
     return table.astype({"n_runs": int, "collapsed_runs": int})[TABLE_COLUMNS]
 
 
-def paired_tests(runs, column, baseline="C"):
-    """Each method against `baseline` at the same dataset and eps, in one column, paired by run:
-    the mean difference (method - baseline, points), the two-sided Wilcoxon signed-rank p, its
-    Holm adjustment over every test of the column, and the verdict at level 0.05. Not tested: a
-    method whose runs are the baseline's, and ExPriL by MMD where it repeats plain ExPriL."""
+def paired_test(other, base, design):
+    """The paired test that fits how a dataset's runs are drawn (docs/comparison.md, "Statistics"),
+    on counts of correct records: its name and two-sided p. Runs that resample one record pool
+    overlap, so their results correlate: Nadeau and Bengio's corrected resampled t-test allows for
+    it. Runs on fresh data are independent: Wilcoxon's signed-rank test, which needs no normality."""
+    if design.resampled:
+        return "corrected resampled t", statistics.corrected_t(other, base, design.n_train, design.n_test)
+    return "Wilcoxon signed-rank", statistics.wilcoxon(other, base)
+
+
+def paired_tests(runs, column, designs, baseline="C"):
+    """Each method against `baseline` at the same dataset and finite eps, in one column, paired by
+    run (`runs`: counted()): the mean difference (method - baseline, points), the test made
+    (paired_test(), by the dataset's settings.Design in `designs`), its two-sided p, its Holm adjustment over
+    every test of the column, and the verdict at level 0.05. Not tested: a method whose runs are
+    the baseline's, and ExPriL by MMD where it repeats plain ExPriL."""
     runs = runs[runs.column == column]
     repeats = plain_repeats(runs)
-    base = runs[runs.method == baseline].set_index(["dataset", "eps", "seed"]).accuracy
+    runs = contested(runs)
+    base = runs[runs.method == baseline].set_index(["dataset", "eps", "seed"]).correct
     rows = []
     for (dataset, method, eps), group in runs[runs.method != baseline].groupby(
         ["dataset", "method", "eps"], sort=False
     ):
         pairs = (
-            group.set_index(["dataset", "eps", "seed"])
-            .accuracy.to_frame("other")
-            .join(base.rename("base"), how="inner")
+            group.set_index(["dataset", "eps", "seed"]).correct.to_frame("other").join(base.rename("base"), how="inner")
         )
         if pairs.empty or (pairs.other == pairs.base).all() or (dataset, method) in repeats:
             continue
+        test, p = paired_test(pairs.other, pairs.base, designs[dataset])
         rows.append(
             {
                 "dataset": dataset,
                 "eps": eps,
                 "method": method,
                 "n_pairs": len(pairs),
-                "difference": 100 * (pairs.other - pairs.base).mean(),
-                "p_value": statistics.wilcoxon(pairs.other, pairs.base),
+                "difference": 100 * (pairs.other - pairs.base).mean() / designs[dataset].n_test,
+                "test": test,
+                "p_value": p,
             }
         )
-    tests = pd.DataFrame(rows, columns=["dataset", "eps", "method", "n_pairs", "difference", "p_value"])
+    tests = pd.DataFrame(rows, columns=["dataset", "eps", "method", "n_pairs", "difference", "test", "p_value"])
     tests["p_holm"] = statistics.holm(tests.p_value) if len(tests) else []
     verdicts = {"": "no significant difference", "▲": f"{NAMES[baseline]} loses", "▼": f"{NAMES[baseline]} wins"}
     tests["verdict"] = [verdicts[mark] for mark in _marks(tests)]
@@ -207,12 +237,12 @@ RIVALS = set(NAMES) - set(VARIANTS) - set(REFERENCES)
 
 
 def rankings(table, methods, column):
-    """Per eps, over the datasets where every method ran: the methods' average ranks by mean
+    """Per finite eps, over the datasets where every method ran: the methods' average ranks by mean
     accuracy, the Friedman test and Nemenyi's critical difference (expril.reports.statistics);
     UNRANKED left out."""
     methods = [m for m in methods if m not in UNRANKED]
     rows, ranks = [], {}
-    cells = table[(table.column == column) & table.method.isin(methods)]
+    cells = contested(table[(table.column == column) & table.method.isin(methods)])
     for eps, group in cells.groupby("eps", sort=True):
         means = group.pivot(index="dataset", columns="method", values="mean")[methods].dropna()
         if len(means) < 2 or len(methods) < 3:
@@ -232,10 +262,10 @@ def rankings(table, methods, column):
 
 
 def leaders(table, methods, column, tests):
-    """Per dataset and eps, the compared method(s) with the highest mean accuracy, that mean, and
+    """Per dataset and finite eps, the compared method(s) with the highest mean accuracy, that mean, and
     its mark from the paired tests (`tests`, of `column`): ▲ a leader significantly above
     C-ExPriL, ★ C-ExPriL leads and every rival present is significantly below it, else none."""
-    compared = table[table.method.isin(methods) & (table.column == column)]
+    compared = contested(table[table.method.isin(methods) & (table.column == column)])
     best = compared[compared["mean"] == compared.groupby(["dataset", "eps"])["mean"].transform("max")]
     top = best.groupby(["dataset", "eps"], sort=False).agg(
         leading=("method", list),
@@ -336,10 +366,11 @@ def markdown(table, tests, ranking, methods, datasets, primary, repeats=frozense
     )
     lines += [
         "",
-        f"▲ / ▼: significantly above / below C-ExPriL at the same dataset and ε (two-sided Wilcoxon "
-        f"signed-rank test, paired by run, Holm-adjusted p < {LEVEL} over the {len(tests)} tests of this "
-        f"table). ⊘k: k runs' networks label {COLLAPSED_SHARE:.0%} or more of the test records alike, at least "
-        "half of the cell's runs: the cell measures a collapsed classifier, not the method's accuracy.",
+        f"▲ / ▼: significantly above / below C-ExPriL at the same dataset and ε (paired by run on the counts "
+        f"of correct test records, Holm-adjusted p < {LEVEL} over the {len(tests)} tests of this table). ε = ∞ "
+        "adds no noise: its rows are non-private references, as ĥ* and h0* are, and enter no test, rank or "
+        f"count of leaders. ⊘k: k runs' networks label {COLLAPSED_SHARE:.0%} or more of the test records alike, "
+        "at least half of the cell's runs: the cell measures a collapsed classifier, not the method's accuracy.",
     ]
     others = [c for c in (TUNED, CONFIGURED) if c != primary and c in set(table.column)]
     for other in others:
@@ -417,16 +448,17 @@ def markdown(table, tests, ranking, methods, datasets, primary, repeats=frozense
             )
     lines += [
         "",
-        f"Paired tests against C-ExPriL ({primary}; difference: method − C-ExPriL, points; p: two-sided "
-        "Wilcoxon signed-rank; Holm: adjusted over every test of the table):",
+        f"Paired tests against C-ExPriL ({primary}; difference: method − C-ExPriL, points; p: two-sided, "
+        "the Wilcoxon signed-rank test where every run draws fresh data, Nadeau and Bengio's corrected "
+        "resampled t-test where the runs resample one record pool; Holm: adjusted over every test of the table):",
         "",
-        "| Dataset | ε | method | runs | difference | p | Holm | verdict |",
-        "|---|---|---|---|---|---|---|---|",
+        "| Dataset | ε | method | runs | difference | test | p | Holm | verdict |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for t in tests.itertuples():
         lines.append(
             f"| {t.dataset} | {_eps_text(t.eps)} | {NAMES[t.method]} | {t.n_pairs} | {t.difference:+.1f} | "
-            f"{t.p_value:.2g} | {t.p_holm:.2g} | {t.verdict} |"
+            f"{t.test} | {t.p_value:.2g} | {t.p_holm:.2g} | {t.verdict} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -584,11 +616,12 @@ def history_note(history):
     )
 
 
-def compare(runs, reference_files, methods, datasets, iterations, out, histories=(), published_folder=None):
+def compare(runs, reference_files, methods, datasets, iterations, designs, out, histories=(), published_folder=None):
     """Write every run's accuracy, the comparison table (CSV, Markdown), the paired tests, the
     rank tests and the figures to `out`'s paths, from the runs the workflow lists (`runs`: dicts
     with method, dataset, eps, column, setting, evaluation and ledger files; rules/compare_common.smk)
-    and, beside `methods`, the other methods and the references of a published study."""
+    and, beside `methods`, the other methods and the references of a published study. `designs`:
+    settings.designs() of the configuration."""
     accuracy, (spent, books) = read_runs(runs, iterations), privacy(runs)
     if published_folder is None:
         accuracy = pd.concat([accuracy, reference_runs(reference_files)], ignore_index=True)
@@ -596,9 +629,10 @@ def compare(runs, reference_files, methods, datasets, iterations, out, histories
         accuracy = pd.concat([published.accuracies(published_folder, methods), accuracy], ignore_index=True)
         spent = pd.concat([published.spent(published_folder, methods), spent], ignore_index=True)
         methods = [m for m in published.methods(published_folder) if m not in methods] + list(methods)
+    accuracy = counted(accuracy, designs)
     table = comparison_table(accuracy, spent)
     primary = TUNED if TUNED in set(accuracy.column) else CONFIGURED
-    tests = paired_tests(accuracy, primary)
+    tests = paired_tests(accuracy, primary, designs)
     ranking, ranks = rankings(table, methods, primary)
     io.save_csv(out["runs"], accuracy)
     io.save_csv(out["comparison_csv"], table)

@@ -149,7 +149,7 @@ def table1(config):
             "n_source": spec["n_source"],
             "n_target": spec["n_target"],
             "n_val": n_val,
-            "n_test": spec["n_target"] - n_val,
+            "n_test": settings.benchmark_n_test(config, spec),
             "d": d,
             "parameters": _parameters(spec),
             "hidden": "[" + ",".join(str(h) for h in spec["hidden"]) + "]",

@@ -1,19 +1,60 @@
 """The comparison's statistics (Demšar, "Statistical comparisons of classifiers over multiple
-data sets", JMLR 2006): paired two-sided Wilcoxon signed-rank tests with Holm's correction over
-every test made, and per ε the Friedman test over datasets on the methods' average ranks with
-the Nemenyi critical difference, drawn as a critical-difference diagram."""
+data sets", JMLR 2006): paired two-sided tests, Wilcoxon's signed-rank test or, where runs
+resample one record pool, Nadeau and Bengio's corrected resampled t-test, with Holm's correction
+over every test made, and per ε the Friedman test over datasets on the methods' average ranks with
+the Nemenyi critical difference, drawn as a critical-difference diagram. Accuracies enter them as
+counts of correct test records (correct())."""
 
 import numpy as np
 from scipy import stats
 
+# How far from a whole count accuracy * n_test may be: the comparison's CSV files hold 6
+# significant digits, a few thousandths of a record on test splits of some thousand records.
+COUNT_TOLERANCE = 0.01
+
+
+def correct(accuracy, n_test):
+    """Each run's count of correct test records, round(accuracy * n_test): runs that got as many
+    records right compare equal exactly, whatever the float noise of their accuracies. Refuses an
+    accuracy that is no fraction of its n_test (a wrong test split size)."""
+    accuracy = np.asarray(accuracy, dtype=float)
+    n_test = np.broadcast_to(np.asarray(n_test), accuracy.shape)
+    counts = accuracy * n_test
+    whole = np.rint(counts)
+    off = np.abs(counts - whole)
+    if off.size and off.max() > COUNT_TOLERANCE:
+        i = off.argmax()
+        raise ValueError(
+            f"accuracy {accuracy[i]} is no count of correct records out of {n_test[i]} test records: "
+            "is the test split's size right?"
+        )
+    return whole.astype(np.int64)
+
 
 def wilcoxon(a, b):
-    """Two-sided Wilcoxon signed-rank p of paired samples; zero differences split between the
-    signs (Demšar 2006, 3.1.3; test accuracies tie often on small test sets); 1 when all pairs tie."""
+    """Two-sided Wilcoxon signed-rank p of paired samples (counts of correct records, so that equal
+    differences tie); zero differences split between the signs (Demšar 2006, 3.1.3; test
+    accuracies tie often on small test sets); 1 when all pairs tie."""
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if np.all(a == b):
         return 1.0
     return float(stats.wilcoxon(a, b, zero_method="zsplit", alternative="two-sided").pvalue)
+
+
+def corrected_t(a, b, n_train, n_test):
+    """Two-sided p of Nadeau and Bengio's corrected resampled t-test (Machine Learning 52, 2003)
+    on paired samples of J runs that split one record pool anew: t = mean(d) / sqrt((1/J +
+    n_test/n_train) var(d)) on J - 1 degrees of freedom, d = a - b. The n_test/n_train term allows
+    for the runs' overlapping training and test sets, which correlate their results: the plain
+    t-test's 1/J alone understates the variance and rejects far too often. 1 when all pairs tie, 0
+    when every pair differs by the same nonzero amount."""
+    d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
+    if not d.any():
+        return 1.0
+    spread = np.sqrt((1 / len(d) + n_test / n_train) * d.var(ddof=1))
+    if spread == 0:
+        return 0.0
+    return float(2 * stats.t.sf(abs(d.mean()) / spread, len(d) - 1))
 
 
 def holm(p_values):

@@ -6,15 +6,26 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
+from scipy import stats
 
 from expril import settings
 from expril.privacy import ledger, mechanisms
 from expril.reports import comparison
+from harness import ROOT
 
 INF = math.inf
 # 8 runs: the smallest two-sided Wilcoxon p is 2/256, which survives Holm over 4 tests (0.031)
 C_RUNS = [0.70, 0.71, 0.72, 0.74, 0.76, 0.78, 0.79, 0.80]
 SEEDS = range(len(C_RUNS))
+# Each run of A and B draws fresh data and scores 100 test records; CTG resamples one pool.
+DESIGNS = {
+    "A": settings.Design(n_test=100, n_train=300, resampled=False),
+    "B": settings.Design(n_test=100, n_train=300, resampled=False),
+    "D": settings.Design(n_test=100, n_train=300, resampled=False),
+    "E": settings.Design(n_test=1250, n_train=3750, resampled=False),
+    "CTG": settings.Design(n_test=100, n_train=150, resampled=True),
+}
 
 
 def _write(tmp_path, name, rows):
@@ -107,16 +118,49 @@ def _study(tmp_path, tuned_shift=0.0):
     return runs, [reference], dp_eps
 
 
+def _accuracy(runs, reference):
+    accuracy = pd.concat([comparison.read_runs(runs, 2), comparison.reference_runs(reference)], ignore_index=True)
+    return comparison.counted(accuracy, DESIGNS)
+
+
 def _frames(tmp_path, **kwargs):
     runs, reference, dp_eps = _study(tmp_path, **kwargs)
-    accuracy = pd.concat([comparison.read_runs(runs, 2), comparison.reference_runs(reference)], ignore_index=True)
+    accuracy = _accuracy(runs, reference)
     spent, _ = comparison.privacy(runs)
     return accuracy, comparison.comparison_table(accuracy, spent), dp_eps
 
 
+def _runs(accuracies, column="tuned"):
+    """A runs frame from {(dataset, method, eps): each run's accuracy}."""
+    return pd.DataFrame(
+        [
+            {
+                "dataset": dataset,
+                "seed": seed,
+                "method": method,
+                "eps": eps,
+                "column": column,
+                "setting": "configured",
+                "accuracy": accuracy,
+                "positive_share": 0.5,
+            }
+            for (dataset, method, eps), values in accuracies.items()
+            for seed, accuracy in enumerate(values)
+        ]
+    )
+
+
+def _table(runs):
+    """comparison_table() of `runs` (counted()), every cell spending its eps by the counts mechanism."""
+    cells = runs[["dataset", "method", "eps", "column"]].drop_duplicates()
+    spent = cells.assign(eps_spent=cells.eps, delta=0.0, neighbours=mechanisms.RECORD, mechanisms="counts")
+    return comparison.comparison_table(runs, spent)
+
+
 def test_runs_hold_the_final_hypothesis_of_each_variant_the_rivals_and_the_references(tmp_path):
     accuracy, _, _ = _frames(tmp_path)
-    assert list(accuracy.columns) == comparison.RUN_COLUMNS
+    assert list(accuracy.columns) == [*comparison.RUN_COLUMNS, "n_test", "correct"]
+    assert accuracy[accuracy.method == "C"].correct.tolist()[:8] == [70, 71, 72, 74, 76, 78, 79, 80]
     assert len(accuracy) == 2 * 4 * 8 + 2 * 8 and 0.1 not in set(accuracy.accuracy)
     assert set(accuracy[accuracy.method.isin(comparison.REFERENCES)].eps) == {INF}
     tuned = accuracy[(accuracy.column == "tuned") & (accuracy.method == "dpsgd")]
@@ -145,22 +189,23 @@ def test_a_cell_is_flagged_when_half_its_runs_collapsed():
 
 def test_paired_tests_are_holm_corrected_over_the_table(tmp_path):
     accuracy, _, _ = _frames(tmp_path)
-    tests = comparison.paired_tests(accuracy, "as configured").set_index(["method", "eps"])
+    tests = comparison.paired_tests(accuracy, "as configured", DESIGNS).set_index(["method", "eps"])
     # I's runs are C's: not tested; LLP and DP-SGD: 8 pairs all one way, p = 2/256, Holm x2
     assert sorted(tests.index.get_level_values(0)) == ["dpsgd", "llp"] and set(tests.n_pairs) == {8}
     assert tests.loc[("llp", 1.0)].p_value == pytest.approx(2 / 256)
     assert tests.loc[("llp", 1.0)].p_holm == pytest.approx(4 / 256)
     assert tests.loc[("llp", 1.0)].verdict == "C-ExPriL loses" and tests.loc[("dpsgd", 1.0)].verdict == "C-ExPriL wins"
     assert tests.loc[("llp", 1.0)].difference == pytest.approx(5.0)
-    assert comparison.paired_tests(accuracy[accuracy.method != "C"], "as configured").empty
+    assert set(tests.test) == {"Wilcoxon signed-rank"}  # A draws fresh data every run
+    assert comparison.paired_tests(accuracy[accuracy.method != "C"], "as configured", DESIGNS).empty
 
 
 def test_markdown_marks_significance_collapse_and_the_settings_chosen(tmp_path):
     runs, reference, _ = _study(tmp_path, tuned_shift=0.2)
-    accuracy = pd.concat([comparison.read_runs(runs, 2), comparison.reference_runs(reference)], ignore_index=True)
+    accuracy = _accuracy(runs, reference)
     spent, _ = comparison.privacy(runs)
     table = comparison.comparison_table(accuracy, spent)
-    tests = comparison.paired_tests(accuracy, "tuned")
+    tests = comparison.paired_tests(accuracy, "tuned", DESIGNS)
     md = comparison.markdown(table, tests, pd.DataFrame(), ["C", "I", "llp", "dpsgd"], ["A", "B"], "tuned")
     assert "| Dataset | ε | C-ExPriL | I-ExPriL | LLP | DP-SGD |" in md and "| B |" not in md
     # tuned: DP-SGD 10 points above C (still collapsed), LLP 5 above
@@ -188,7 +233,9 @@ def test_rankings_give_average_ranks_a_friedman_test_and_the_critical_difference
     assert ranking.chi2[0] == pytest.approx(2.0) and ranking.cd[0] == pytest.approx(
         2.343 * math.sqrt(12 / 24), rel=1e-3
     )
-    tests = pd.DataFrame(columns=["dataset", "eps", "method", "n_pairs", "difference", "p_value", "p_holm", "verdict"])
+    tests = pd.DataFrame(
+        columns=["dataset", "eps", "method", "n_pairs", "difference", "test", "p_value", "p_holm", "verdict"]
+    )
     table = table.assign(std=1.0, n_runs=20, collapsed=False, collapsed_runs=0, setting="", eps_spent=1.0, delta=0.0)
     table = table.assign(mechanisms="counts", neighbours="add/remove one record")
     md = comparison.markdown(table, tests, ranking, ["C", "llp", "dpsgd"], list(means), "tuned")
@@ -197,7 +244,7 @@ def test_rankings_give_average_ranks_a_friedman_test_and_the_critical_difference
 
 def test_leaders_are_the_highest_means_with_ties_marked_by_the_tests(tmp_path):
     accuracy, table, _ = _frames(tmp_path)
-    tests = comparison.paired_tests(accuracy, "as configured")
+    tests = comparison.paired_tests(accuracy, "as configured", DESIGNS)
     untested = tests.iloc[0:0]
     top = comparison.leaders(table, ["C", "I"], "as configured", untested)
     assert top.loc[("A", 1.0)].tolist() == ["C-ExPriL, I-ExPriL", pytest.approx(100 * np.mean(C_RUNS)), False, ""]
@@ -212,7 +259,7 @@ def test_a_repeat_of_plain_expril_is_left_out_of_the_leaders_and_the_tuning_effe
     """I's runs are C's here: as a repeat (ExPriL by MMD without an IS step would be one) it
     neither ties with C among the leaders nor has a row of the tuning's effect."""
     accuracy, table, _ = _frames(tmp_path)
-    tests = comparison.paired_tests(accuracy, "as configured")
+    tests = comparison.paired_tests(accuracy, "as configured", DESIGNS)
     args = (table, tests, pd.DataFrame(), ["C", "I"], ["A"], "as configured")
     kept, left_out = comparison.markdown(*args), comparison.markdown(*args, repeats={("A", "I")})
     assert "| A | C-ExPriL, I-ExPriL (75.0) |" in kept and "| I-ExPriL | +0.0 (0/1) | 0 → 0 |" in kept
@@ -248,7 +295,7 @@ def test_compare_writes_every_output(tmp_path):
         ("cd_png", "cd.png"),
     ]
     out = {key: tmp_path / "out" / name for key, name in names}
-    comparison.compare(runs, reference, ["C", "I", "llp", "dpsgd"], ["A"], 2, out)
+    comparison.compare(runs, reference, ["C", "I", "llp", "dpsgd"], ["A"], 2, DESIGNS, out)
     assert all(path.exists() for path in out.values())
     assert list(pd.read_csv(out["comparison_csv"]).columns) == comparison.TABLE_COLUMNS
     assert b"CreationDate" not in out["figure_pdf"].read_bytes()
@@ -310,8 +357,113 @@ def test_expril_by_mmd_is_found_and_not_tested_where_it_repeats_plain_expril():
     runs.loc[(runs.dataset == "D") & (runs.method == "C-mmd") & (runs.seed == 3), "accuracy"] = 0.5
     runs.loc[(runs.dataset == "D") & (runs.method == "I-mmd"), "accuracy"] -= 0.03
     assert comparison.plain_repeats(runs) == {("A", "C-mmd"), ("A", "I-mmd")}
-    tests = comparison.paired_tests(runs, "tuned")
+    tests = comparison.paired_tests(comparison.counted(runs, DESIGNS), "tuned", DESIGNS)
     assert sorted(zip(tests.dataset, tests.method)) == [("A", "I"), ("D", "C-mmd"), ("D", "I"), ("D", "I-mmd")]
     assert tests.set_index(["dataset", "method"]).difference.to_dict() == pytest.approx(
         {("A", "I"): -2.0, ("D", "I"): -2.0, ("D", "I-mmd"): -5.0, ("D", "C-mmd"): 100 * (0.5 - C_RUNS[3]) / 8}
     )
+
+
+def test_each_benchmarks_design_follows_how_its_runs_are_drawn():
+    """config.yaml with the identified readings over it, as the workflow reads it: A and C draw
+    fresh data (A: 2500 target records, half the validation split, so 1250 test records and 2500
+    source + 1250 validation records to learn from); CTG-A and BC split one file's records anew
+    (CTG-A: 950 target records, 700 of them the validation split, 250 the test split, beside 700
+    source records)."""
+    config = yaml.safe_load((ROOT / "config.yaml").read_text())
+    identified = yaml.safe_load((ROOT / "data/identification/choice.yaml").read_text())
+    for name, readings in identified["benchmarks"].items():
+        config["benchmarks"][name].update(readings)
+    designs = settings.designs(config)
+    assert designs["A"] == settings.Design(n_test=1250, n_train=3750, resampled=False)
+    assert designs["C"] == settings.Design(n_test=2500, n_train=7500, resampled=False)
+    assert designs["CTG-A"] == designs["CTG-B"] == settings.Design(n_test=250, n_train=1400, resampled=True)
+    assert designs["BC"] == settings.Design(n_test=150, n_train=300, resampled=True)
+    config["benchmarks"]["A"]["redraw"] = "split"  # every run splits data set 0's target anew
+    assert settings.designs(config)["A"].resampled
+
+
+def test_equal_results_tie_in_the_table_the_ranks_and_the_leaders():
+    """LLP's runs are C-ExPriL's up to the last bit of each accuracy: as floats LLP's mean is the
+    higher, as counts of correct test records the two tie. They share ranks 1 and 2 on both
+    datasets (1.5 each), both lead, and LLP is not tested against C-ExPriL."""
+    c = [0.70, 0.71, 0.72, 0.74]
+    llp = [np.nextafter(a, 1) for a in c]
+    assert np.mean(llp) > np.mean(c)  # what the float accuracies would rank apart
+    runs = _runs(
+        {(d, m, 1.0): values for d in ("A", "B") for m, values in (("C", c), ("llp", llp), ("dpsgd", [0.6] * 4))}
+    )
+    runs = comparison.counted(runs, DESIGNS)
+    table = _table(runs)
+    means = table.set_index(["dataset", "method"])["mean"]
+    assert means["A", "C"] == means["A", "llp"] == 71.75
+    ranking, ranks = comparison.rankings(table, ["C", "llp", "dpsgd"], "tuned")
+    assert ranks[1.0].to_dict() == {"C": 1.5, "llp": 1.5, "dpsgd": 3.0}
+    tests = comparison.paired_tests(runs, "tuned", DESIGNS)
+    assert tests.method.tolist() == ["dpsgd", "dpsgd"]
+    top = comparison.leaders(table, ["C", "llp", "dpsgd"], "tuned", tests)
+    assert top.methods.tolist() == ["C-ExPriL, LLP", "C-ExPriL, LLP"]
+
+
+def test_paired_differences_equal_in_correct_records_tie_in_the_wilcoxon_test():
+    """20 runs on E's 1250 test records, LLP - C-ExPriL: +17, -17, -20, -21 and +22 to +37 records.
+    The two |differences| of 0.0136 differ in their last bits as accuracies; as counts they tie
+    (ranks 1.5), and the p is the tie-corrected normal approximation: T+ = 210 - 8.5 = 201.5, mean
+    105, variance 20 x 21 x 41 / 24 - (2^3 - 2) / 48 = 717.375."""
+    d = np.array([17, -17, -20, -21, *range(22, 38)])
+    base = 800 + 5 * np.arange(20)
+    base[1] = 917
+    c, llp = base / 1250, (base + d) / 1250
+    assert abs(llp[0] - c[0]) != abs(llp[1] - c[1])
+    runs = comparison.counted(_runs({("E", "C", 1.0): c, ("E", "llp", 1.0): llp}), DESIGNS)
+    test = comparison.paired_tests(runs, "tuned", DESIGNS).iloc[0]
+    assert test.test == "Wilcoxon signed-rank" and test.difference == pytest.approx(100 * d.mean() / 1250)
+    assert test.p_value == pytest.approx(2 * stats.norm.sf((201.5 - 105) / math.sqrt(717.375)), rel=1e-9)
+
+
+def test_runs_that_resample_one_pool_take_the_corrected_resampled_t_test():
+    """The same 3 runs on A (fresh data) and CTG (one pool; 100 test records, 150 to learn from):
+    LLP gets 2, 4 and 6 more test records right than C-ExPriL. On A, Wilcoxon's exact p: all 3 pairs
+    one way, 2/8. On CTG, t = 4 / sqrt((1/3 + 100/150) x 4) = 2 on 2 degrees of freedom, p = 1 -
+    2/sqrt(6); Holm over the two: 2 x 0.184 = 0.367, then max(0.367, 0.25)."""
+    c, llp = [0.70, 0.80, 0.90], [0.72, 0.84, 0.96]
+    runs = _runs({(d, m, 1.0): values for d in ("A", "CTG") for m, values in (("C", c), ("llp", llp))})
+    runs = comparison.counted(runs, DESIGNS)
+    tests = comparison.paired_tests(runs, "tuned", DESIGNS).set_index("dataset")
+    assert tests.test.to_dict() == {"A": "Wilcoxon signed-rank", "CTG": "corrected resampled t"}
+    assert tests.p_value.to_dict() == pytest.approx({"A": 0.25, "CTG": 1 - 2 / math.sqrt(6)})
+    assert tests.p_holm.tolist() == pytest.approx([2 - 4 / math.sqrt(6)] * 2)
+    assert tests.difference.tolist() == pytest.approx([4.0, 4.0])
+    md = comparison.markdown(_table(runs), tests.reset_index(), pd.DataFrame(), ["C", "llp"], ["A", "CTG"], "tuned")
+    assert "| CTG | 1 | LLP | 3 | +4.0 | corrected resampled t | 0.18 | 0.37 | no significant difference |" in md
+
+
+def test_no_privacy_is_a_reference_and_no_contest():
+    """A and B at eps 1 and inf, 8 runs: at eps 1 LLP 5 points above C-ExPriL in every run, DP-SGD
+    10 below; at inf LLP 3 and DP-SGD 10 above. Only the 4 tests at eps 1 are made, each p = 2/256,
+    so Holm multiplies the smallest by 4 (1/32, significant; with the 4 at inf it would be 8 x 2/256
+    = 0.0625, none). The inf rows stay in the accuracy table, unmarked; the leaders and the ranks
+    are those of eps 1 alone."""
+    shifts = {1.0: {"llp": 0.05, "dpsgd": -0.10}, INF: {"llp": 0.03, "dpsgd": 0.10}}
+    runs = _runs(
+        {
+            (d, m, eps): [a + shifts[eps].get(m, 0.0) for a in C_RUNS]
+            for d in ("A", "B")
+            for eps in shifts
+            for m in ("C", "llp", "dpsgd")
+        }
+    )
+    runs = comparison.counted(runs, DESIGNS)
+    table = _table(runs)
+    tests = comparison.paired_tests(runs, "tuned", DESIGNS)
+    assert set(tests.eps) == {1.0} and len(tests) == 4
+    assert tests.p_holm.tolist() == pytest.approx([4 * 2 / 256] * 4)
+    ranking, ranks = comparison.rankings(table, ["C", "llp", "dpsgd"], "tuned")
+    assert ranking.eps.tolist() == [1.0] and ranks[1.0].to_dict() == {"C": 2.0, "llp": 1.0, "dpsgd": 3.0}
+    top = comparison.leaders(table, ["C", "llp", "dpsgd"], "tuned", tests)
+    assert top.index.tolist() == [("A", 1.0), ("B", 1.0)] and top.mark.tolist() == ["▲", "▲"]
+    md = comparison.markdown(table, tests, ranking, ["C", "llp", "dpsgd"], ["A", "B"], "tuned")
+    assert "| A | 1 | 75.0 ± 3.8 | 80.0 ± 3.8 ▲ | 65.0 ± 3.8 ▼ |" in md
+    assert "| A | ∞ | 75.0 ± 3.8 | 78.0 ± 3.8 | 85.0 ± 3.8 |" in md  # a reference: no mark
+    assert "| Dataset | 1 |" in md and "| ★ / ▲ | 0 / 2 of 2 |" in md
+    assert md.count("ε = ∞ adds no noise") == 1
