@@ -14,7 +14,8 @@ does to Table 2 against fixed 100-epoch training on the same runs; (h) the compa
 (config/extended.yaml, EXTENDED_RUNS runs): its wall time and each method's cost per run; on
 request, (i) the DP-SGD block trainer against Opacus, (j) the tuned study's cost model, (k) an
 AIM release's cost before and after OpenDP's measurement is shared, (l) and after its noise scale
-is searched from a floor and its estimator compiled once.
+is searched from a floor and its estimator compiled once, (m) the study's cost after a cut, from a
+sample run by the code before and after it (`--cut BEFORE AFTER`).
 """
 
 import argparse
@@ -404,6 +405,12 @@ def section_l():
     return list(aim_cost.report(blocks=(1, 5), configs=("after", "floor", "star")))
 
 
+def section_m(cut, cores):
+    from benchmarks import study_cost
+
+    return list(study_cost.projection(*cut, cores))
+
+
 def method_costs(jobs, runs, n_eps):
     """Each method's share of the comparison's job times (job_times), per run and eps, as a table."""
     lines = [
@@ -464,7 +471,16 @@ def main():
         " study's cost model, from the jobs in results/extended), 'k' (AIM's release, 15 min) and 'l' (AIM's"
         " release after its cuts, 10 min) are measured on request",
     )
+    parser.add_argument(
+        "--cut",
+        nargs=2,
+        metavar=("BEFORE", "AFTER"),
+        help="part 'm': two results folders of one sample of the study, run by the code before and after a cut"
+        " (benchmarks/study_cost.py --cut)",
+    )
     args = parser.parse_args()
+    if "m" in args.parts and not args.cut:
+        parser.error("part 'm' needs --cut BEFORE AFTER")
     cores = os.cpu_count()
     stamp = f"Measured on {machine()}, {time.strftime('%Y-%m-%d')}.\n"
     # Heading letters -> (title, measurement); a part is selected by its first letter.
@@ -490,6 +506,7 @@ def main():
             "AIM's cost per release, its noise scale searched from a floor and its estimator compiled once",
             section_l,
         ),
+        "m": ("The tuned study's cost after a cut, measured on a sample", lambda: section_m(args.cut, cores)),
     }
     kept = sections(OUT.read_text()) if OUT.exists() else {}
     for key, (title, measure) in runners.items():

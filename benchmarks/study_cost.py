@@ -3,6 +3,7 @@ eps at seed blocks of 3 and 20, split into start-up and step, and the projected 
 study, calibration (`snakemake tune`) and reported runs (`snakemake compare`), on this machine.
 
     .venv/bin/python -m benchmarks.study_cost [--measured results/extended] [--cores 2]
+    .venv/bin/python -m benchmarks.study_cost --cut BEFORE AFTER
 
 Measured: the job benchmarks and logs of a results folder (Snakemake's benchmark file gives a job's
 wall time, expril.steps.blocks.timed logs its step's own time): per job, its start-up (wall less
@@ -15,6 +16,11 @@ of its rule (nothing for a rule never measured, which the output lists). Wall ti
 cores assumes the jobs fill them (the reported study's jobs are few and long, the calibration's
 many and short). Last, the check: the reported runs' measured jobs against what the
 calibration's jobs alone project for them.
+
+`--cut`: a cut's measured effect on the study. The same sample of cells (a few datasets and eps,
+blocks of 5) run by the code before and after it, in two results folders at the same time, one
+core each, so that both meet the same load; each method's job time after over before, on the
+jobs both ran, scales its job-hours in the study as measured in RESULTS.md (j).
 """
 
 import argparse
@@ -217,12 +223,64 @@ def report(results="results/extended", cores=2):
     yield from check(jobs)
 
 
+def studied(results_md=ROOT / "benchmarks" / "RESULTS.md"):
+    """Each method's job-hours in the tuned study as RESULTS.md (j) states them: its calibration's
+    and reported runs' tables (method | jobs | start-up | step | job-hours)."""
+    section = re.search(r"^## \(j\).*?(?=^## \(|\Z)", results_md.read_text(), re.M | re.S)
+    if not section:
+        raise SystemExit(f"{results_md}: no section (j), the tuned study's cost model, to project from")
+    parts = {}
+    for name, table in re.findall(r"^(Calibration|Reported runs) \(.*?\n\n((?:\|[^\n]*\n)+)", section[0], re.M | re.S):
+        rows = [line.split("|")[1:-1] for line in table.splitlines()[2:]]
+        parts[name] = {cells[0].strip(): float(cells[4]) for cells in rows}
+    return pd.DataFrame(parts).fillna(0.0)
+
+
+def cut_ratios(before, after):
+    """Per method, the job time of the jobs both results folders ran (the same rule and benchmark
+    path), after over before, with the job-hours compared."""
+    both = measured(before).merge(measured(after), on=["rule", "path"], suffixes=("_before", "_after"))
+    table = both.groupby("method_before")[["wall_before", "wall_after"]].sum() / 3600
+    return table.assign(ratio=table.wall_after / table.wall_before, jobs=both.groupby("method_before").size())
+
+
+def projection(before, after, cores=2):
+    """The tuned study's measured cost (RESULTS.md (j)), each method's share scaled by its ratio
+    measured on a sample of cells run by the code before and after the cuts, as Markdown lines."""
+    ratios, study = cut_ratios(before, after), studied()
+    yield (
+        f"Each method's jobs of the same sample, run by the code before ({before}) and after ({after}) the cuts, "
+        "and the tuned study's job-hours (calibration + reported runs, (j)) scaled by its ratio.\n"
+    )
+    yield "| method | jobs | before (h) | after (h) | ratio | study (j) (h) | projected (h) |"
+    yield "|---|---|---|---|---|---|---|"
+    total = projected = 0.0
+    for method, row in study.iterrows():
+        r = ratios.loc[method] if method in ratios.index else None
+        hours = row.sum()
+        scaled = hours * (r.ratio if r is not None else 1.0)
+        total, projected = total + hours, projected + scaled
+        cells = "0 | | | 1"
+        if r is not None:
+            cells = f"{int(r.jobs)} | {r.wall_before:.3f} | {r.wall_after:.3f} | {r.ratio:.2f}"
+        yield f"| {method} | {cells} | {hours:.2f} | {scaled:.2f} |"
+    yield f"| all | | | | | {total:.2f} | {projected:.2f} |"
+    yield f"\nProjected: {projected:.1f} job-hours, {projected / cores:.1f} h wall on {cores} cores."
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--measured", default="results/extended", help="results folder whose jobs are measured")
     parser.add_argument("--cores", type=int, default=2)
+    parser.add_argument(
+        "--cut",
+        nargs=2,
+        metavar=("BEFORE", "AFTER"),
+        help="instead: two results folders of the same sample run by the code before and after a cut; "
+        "projects RESULTS.md (j)'s study by each method's measured ratio",
+    )
     args = parser.parse_args()
-    for line in report(args.measured, args.cores):
+    for line in projection(*args.cut, args.cores) if args.cut else report(args.measured, args.cores):
         print(line)
 
 

@@ -1,7 +1,6 @@
 """Quantities derived from the configuration, shared by the rules and the tables."""
 
 import math
-from dataclasses import dataclass
 from decimal import Decimal
 
 from expril import tables
@@ -39,32 +38,6 @@ def benchmark_n_val(config, spec):
 def benchmark_n_test(config, spec):
     """The size of a benchmark's test split under the configuration: the target's other records."""
     return spec["n_target"] - benchmark_n_val(config, spec)
-
-
-@dataclass(frozen=True)
-class Design:
-    """How a dataset's runs are drawn, which decides its paired test: `n_test` the test split's
-    records, `n_train` those a run learns from (the source and the curator's validation split),
-    `resampled` whether the runs split one record pool anew (overlapping) instead of drawing fresh
-    data."""
-
-    n_test: int
-    n_train: int
-    resampled: bool
-
-
-def designs(config):
-    """Each benchmark's Design under the configuration. Its runs resample one pool when it reads a
-    csv file (each run splits the file's records anew) or redraws the split only (`redraw: split`,
-    every run on data set 0); otherwise each run draws fresh data from the generator."""
-    return {
-        name: Design(
-            n_test=benchmark_n_test(config, spec),
-            n_train=spec["n_source"] + benchmark_n_val(config, spec),
-            resampled=spec["generator"] == "csv" or benchmark_setting(config, spec, "redraw") == "split",
-        )
-        for name, spec in config["benchmarks"].items()
-    }
 
 
 # The paper's private runs: `noiseless: matched` gives the runs without noise their bins.

@@ -13,7 +13,7 @@ from snakemake.utils import validate
 from expril import settings
 from expril.plugins import base, context, gate, registry
 from expril.privacy import mechanisms, noise
-from expril.reports import ambiguity, identify, published
+from expril.reports import ambiguity, design, identify, published
 from expril.workflow import code_digest, grids
 from expril.workflow.config import schema_types
 

@@ -104,7 +104,7 @@ rule compare_methods:
         histories=lambda wc: histories(),
         published=PUBLISHED,
         iterations=T,
-        designs=settings.designs(config),
+        designs=design.designs(config),
     script:
         "../workflow_scripts/compare_methods.py"
 

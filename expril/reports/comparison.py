@@ -191,7 +191,7 @@ def paired_test(other, base, design):
 def paired_tests(runs, column, designs, baseline="C"):
     """Each method against `baseline` at the same dataset and finite eps, in one column, paired by
     run (`runs`: counted()): the mean difference (method - baseline, points), the test made
-    (paired_test(), by the dataset's settings.Design in `designs`), its two-sided p, its Holm adjustment over
+    (paired_test(), by the dataset's design.Design in `designs`), its two-sided p, its Holm adjustment over
     every test of the column, and the verdict at level 0.05. Not tested: a method whose runs are
     the baseline's, and ExPriL by MMD where it repeats plain ExPriL."""
     runs = runs[runs.column == column]
@@ -621,7 +621,7 @@ def compare(runs, reference_files, methods, datasets, iterations, designs, out, 
     rank tests and the figures to `out`'s paths, from the runs the workflow lists (`runs`: dicts
     with method, dataset, eps, column, setting, evaluation and ledger files; rules/compare_common.smk)
     and, beside `methods`, the other methods and the references of a published study. `designs`:
-    settings.designs() of the configuration."""
+    expril.reports.design.designs() of the configuration."""
     accuracy, (spent, books) = read_runs(runs, iterations), privacy(runs)
     if published_folder is None:
         accuracy = pd.concat([accuracy, reference_runs(reference_files)], ignore_index=True)

@@ -11,7 +11,7 @@ from scipy import stats
 
 from expril import settings
 from expril.privacy import ledger, mechanisms
-from expril.reports import comparison
+from expril.reports import comparison, design
 from harness import ROOT
 
 INF = math.inf
@@ -20,11 +20,11 @@ C_RUNS = [0.70, 0.71, 0.72, 0.74, 0.76, 0.78, 0.79, 0.80]
 SEEDS = range(len(C_RUNS))
 # Each run of A and B draws fresh data and scores 100 test records; CTG resamples one pool.
 DESIGNS = {
-    "A": settings.Design(n_test=100, n_train=300, resampled=False),
-    "B": settings.Design(n_test=100, n_train=300, resampled=False),
-    "D": settings.Design(n_test=100, n_train=300, resampled=False),
-    "E": settings.Design(n_test=1250, n_train=3750, resampled=False),
-    "CTG": settings.Design(n_test=100, n_train=150, resampled=True),
+    "A": design.Design(n_test=100, n_train=300, resampled=False),
+    "B": design.Design(n_test=100, n_train=300, resampled=False),
+    "D": design.Design(n_test=100, n_train=300, resampled=False),
+    "E": design.Design(n_test=1250, n_train=3750, resampled=False),
+    "CTG": design.Design(n_test=100, n_train=150, resampled=True),
 }
 
 
@@ -374,13 +374,13 @@ def test_each_benchmarks_design_follows_how_its_runs_are_drawn():
     identified = yaml.safe_load((ROOT / "data/identification/choice.yaml").read_text())
     for name, readings in identified["benchmarks"].items():
         config["benchmarks"][name].update(readings)
-    designs = settings.designs(config)
-    assert designs["A"] == settings.Design(n_test=1250, n_train=3750, resampled=False)
-    assert designs["C"] == settings.Design(n_test=2500, n_train=7500, resampled=False)
-    assert designs["CTG-A"] == designs["CTG-B"] == settings.Design(n_test=250, n_train=1400, resampled=True)
-    assert designs["BC"] == settings.Design(n_test=150, n_train=300, resampled=True)
+    designs = design.designs(config)
+    assert designs["A"] == design.Design(n_test=1250, n_train=3750, resampled=False)
+    assert designs["C"] == design.Design(n_test=2500, n_train=7500, resampled=False)
+    assert designs["CTG-A"] == designs["CTG-B"] == design.Design(n_test=250, n_train=1400, resampled=True)
+    assert designs["BC"] == design.Design(n_test=150, n_train=300, resampled=True)
     config["benchmarks"]["A"]["redraw"] = "split"  # every run splits data set 0's target anew
-    assert settings.designs(config)["A"].resampled
+    assert design.designs(config)["A"].resampled
 
 
 def test_equal_results_tie_in_the_table_the_ranks_and_the_leaders():

@@ -1,0 +1,33 @@
+"""How each dataset's runs are drawn, which decides the comparison's paired test (docs/comparison.md,
+"Statistics"). Apart from expril.settings, whose every change reruns the study's jobs: this is read
+by the comparison's report alone."""
+
+from dataclasses import dataclass
+
+from expril import settings
+
+
+@dataclass(frozen=True)
+class Design:
+    """How a dataset's runs are drawn, which decides its paired test: `n_test` the test split's
+    records, `n_train` those a run learns from (the source and the curator's validation split),
+    `resampled` whether the runs split one record pool anew (overlapping) instead of drawing fresh
+    data."""
+
+    n_test: int
+    n_train: int
+    resampled: bool
+
+
+def designs(config):
+    """Each benchmark's Design under the configuration. Its runs resample one pool when it reads a
+    csv file (each run splits the file's records anew) or redraws the split only (`redraw: split`,
+    every run on data set 0); otherwise each run draws fresh data from the generator."""
+    return {
+        name: Design(
+            n_test=settings.benchmark_n_test(config, spec),
+            n_train=spec["n_source"] + settings.benchmark_n_val(config, spec),
+            resampled=spec["generator"] == "csv" or settings.benchmark_setting(config, spec, "redraw") == "split",
+        )
+        for name, spec in config["benchmarks"].items()
+    }
