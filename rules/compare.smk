@@ -136,6 +136,7 @@ rule select_settings:
         iterations=T,
         first_seed=GRID["calibration"]["first_seed"],
         epsilons=EPSILONS,
+        resampled=lambda wc: transferred(),
     script:
         "../workflow_scripts/select_settings.py"
 

@@ -137,10 +137,29 @@ def reported_runs():
     )
 
 
+# The datasets whose runs resample one record pool (expril/reports/design.py): no calibration
+# run reads their records; each method's choice there is transferred (expril/reports/tuning.py).
+RESAMPLED = [
+    d
+    for d, s in design.designs(config).items()
+    if s.resampled and d in config["datasets"]
+]
+
+
+def transferred():
+    """Per compared method, the datasets whose choice is transferred: RESAMPLED, for ExPriL by MMD
+    those with an IS step (elsewhere it is plain ExPriL)."""
+    return {
+        m: [d for d in RESAMPLED if grids.family(m) != "mmd" or importance_sampling(d)]
+        for m in COMPARISON["methods"]
+    }
+
+
 @functools.cache
 def calibration_runs():
-    """Every setting of every compared method's grid on the calibration seeds (config/tuning.yaml):
-    ExPriL by MMD on the datasets with an IS step only (elsewhere it is plain ExPriL).
+    """Every setting of every compared method's grid on the calibration seeds (config/tuning.yaml),
+    on the datasets that draw fresh data (not RESAMPLED): ExPriL by MMD on the datasets with an IS
+    step only (elsewhere it is plain ExPriL).
     """
     c = GRID["calibration"]
     block = f"{c['first_seed']}-{c['first_seed'] + c['runs'] - 1}"
@@ -156,6 +175,7 @@ def calibration_runs():
                     [block], {suffix: lambda m, d, e, s=suffix: s}, [method]
                 )
                 if (grid != "mmd" or importance_sampling(r["dataset"]))
+                and r["dataset"] not in RESAMPLED
                 and settings.format_eps(r["eps"]) in calibrated
                 # Without noise the bins do not follow the snr rule: those runs repeat as configured.
                 and not (

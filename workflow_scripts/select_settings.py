@@ -10,5 +10,6 @@ tuning.write(
     iterations=snakemake.params.iterations,
     first_seed=snakemake.params.first_seed,
     epsilons=snakemake.params.epsilons,
+    resampled=snakemake.params.resampled,
     out=dict(snakemake.output),
 )

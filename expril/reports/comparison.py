@@ -348,11 +348,12 @@ def _grid(table, tests, methods, datasets, column, caption):
     return lines
 
 
-def markdown(table, tests, ranking, methods, datasets, primary, repeats=frozenset()):
+def markdown(table, tests, ranking, methods, datasets, primary, repeats=frozenset(), resampled=()):
     """The comparison as Markdown: the primary column's accuracy table (tuned where a choice
     exists) with its marks, the other column, the settings chosen, the references, the leaders,
     the privacy each method spent, the rank tests and the paired tests. `repeats`: plain_repeats(),
-    left out of the leaders (where they would only tie) and of the tuning's effect."""
+    left out of the leaders (where they would only tie) and of the tuning's effect; `resampled`:
+    the datasets whose runs resample one record pool, whose tuned settings were transferred."""
     shown = [d for d in datasets if d in set(table.dataset)]
     runs = table[table.column == primary].n_runs
     n = f"{runs.min()}" if runs.min() == runs.max() else f"{runs.min()} to {runs.max()}"
@@ -372,6 +373,20 @@ def markdown(table, tests, ranking, methods, datasets, primary, repeats=frozense
         f"count of leaders. ⊘k: k runs' networks label {COLLAPSED_SHARE:.0%} or more of the test records alike, "
         "at least half of the cell's runs: the cell measures a collapsed classifier, not the method's accuracy.",
     ]
+    if primary == TUNED:
+        transferred = [d for d in shown if d in resampled]
+        lines += [
+            "",
+            "Tuned settings: chosen on calibration runs whose records no reported run holds (other seeds of the "
+            "datasets that draw fresh data)"
+            + (
+                f"; on {', '.join(transferred)}, whose runs resample one record pool, each method's setting with the "
+                "best average rank over those datasets' calibration at the same ε, so no record of theirs reaches "
+                "the choice."
+                if transferred
+                else "."
+            ),
+        ]
     others = [c for c in (TUNED, CONFIGURED) if c != primary and c in set(table.column)]
     for other in others:
         lines += [
@@ -642,7 +657,8 @@ def compare(runs, reference_files, methods, datasets, iterations, designs, out, 
         ledger.history_spent(histories)
     )
     repeats = plain_repeats(accuracy)
-    md = markdown(table, tests, ranking, methods, datasets, primary, repeats)
+    resampled = [d for d, design in designs.items() if design.resampled]
+    md = markdown(table, tests, ranking, methods, datasets, primary, repeats, resampled)
     io.save_text(out["comparison_md"], md + note)
     figure(accuracy, table, methods, datasets, primary, out["figure_pdf"], out["figure_png"], repeats)
     cd_figure(ranking, ranks, out["cd_pdf"], out["cd_png"])

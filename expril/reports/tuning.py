@@ -4,7 +4,11 @@ and the setting each method uses at each dataset and eps: the highest mean calib
 a tie going to the grid's earlier setting (as configured first).
 
 Nothing the reported runs write reaches the choice: the selection reads the calibration runs'
-evaluation files only, and refuses any seed below the calibration's first.
+evaluation files only, and refuses any seed below the calibration's first. A dataset whose runs
+resample one record pool (expril.reports.design: CTG, any csv file) has no calibration runs of its
+own: their records would be the reported runs' private records, and a choice scored on them is
+a release no DP bound covers. It takes, per method and eps, the setting with the best average rank
+over the calibrated datasets (transfer()), so none of its records reaches the choice.
 """
 
 import math
@@ -30,19 +34,49 @@ def calibration_table(runs, iterations, first_seed):
     return table[COLUMNS]
 
 
-def select(table, order, epsilons):
-    """{method: {dataset: {eps text: setting suffix}}}: per method, dataset and calibrated eps the
+def _means(table):
+    """Mean calibration accuracy per method, dataset, eps and setting, rounded to 1e-9 so that the
+    order of a float sum cannot break a tie."""
+    return table.groupby(["method", "dataset", "eps", "setting"], sort=False).accuracy.mean().round(9)
+
+
+def _first_best(scores, order):
+    """The setting of `order` with the highest score, a tie to the earliest."""
+    return max(order, key=lambda s: (scores.get(s, -math.inf), -order.index(s)))
+
+
+def transfer(table, order):
+    """{(method, eps): setting} for the datasets without calibration runs of their own: per method
+    and calibrated eps, the setting with the best (lowest) average rank over the calibrated
+    datasets (Demsar 2006: ranks, not accuracies, compare across datasets), ties in a dataset
+    averaged, a tie in the average to the earliest in `order`. Settings a dataset did not run
+    (ExPriL by MMD without an IS step) leave it out of that method's ranks."""
+    means = _means(table)
+    chosen = {}
+    for (method, eps), group in means.groupby(level=[0, 2], sort=False):
+        ranks = group.droplevel([0, 2]).unstack("setting").rank(axis=1, ascending=False, method="average")
+        chosen[method, eps] = _first_best(-ranks.mean(), order[method])
+    return chosen
+
+
+def select(table, order, epsilons, resampled=None):
+    """{method: {dataset: {eps text: setting suffix}}}: per method, calibrated dataset and eps the
     setting with the highest mean calibration accuracy, a tie to the earliest in `order` ({method:
-    its settings in the grid's order}); every other eps of `epsilons` (texts) takes the choice of
-    the nearest calibrated one (grids.nearest). Means are compared rounded to 1e-9, so that
-    the order of a float sum cannot break a tie."""
-    means = table.groupby(["method", "dataset", "eps", "setting"], sort=False).accuracy.mean().round(9)
-    best = {}
-    for (method, dataset, eps), group in means.groupby(level=[0, 1, 2], sort=False):
-        scores = group.droplevel([0, 1, 2])
-        best[method, dataset, eps] = max(
-            order[method], key=lambda s: (scores.get(s, -math.inf), -order[method].index(s))
+    its settings in the grid's order}); on the datasets `resampled` lists for a method ({method:
+    datasets}, none with a calibration run), the transferred setting (transfer()). Every other eps
+    of `epsilons` (texts) takes the choice of the nearest calibrated one (grids.nearest)."""
+    resampled = resampled or {}
+    scored = sorted({d for datasets in resampled.values() for d in datasets} & set(table.dataset))
+    if scored:
+        raise ValueError(
+            f"calibration runs on {scored}, whose runs resample the reported runs' record pool: "
+            "their choice is transferred, never scored on their records"
         )
+    best = {
+        (method, dataset, eps): _first_best(group.droplevel([0, 1, 2]), order[method])
+        for (method, dataset, eps), group in _means(table).groupby(level=[0, 1, 2], sort=False)
+    }
+    best |= {(m, d, e): s for (m, e), s in transfer(table, order).items() for d in resampled.get(m, ())}
     calibrated = sorted({eps for _, _, eps in best})
     choice = {}
     for method, dataset in dict.fromkeys((m, d) for m, d, _ in best):
@@ -62,6 +96,13 @@ def markdown(table, choice):
         "there (ties: the grid's earlier, as configured first). `configured`: as configured.",
         "",
     ]
+    transferred = sorted({d for datasets in choice.values() for d in datasets} - set(table.dataset))
+    if transferred:
+        lines += [
+            f"{', '.join(transferred)}: no calibration run, as their runs resample one record pool; each method "
+            "takes the setting with the best average rank over the calibrated datasets at the same ε.",
+            "",
+        ]
     for method, datasets in choice.items():
         eps_values = sorted({settings.parse_eps(e) for d in datasets.values() for e in d})
         lines += [
@@ -90,11 +131,12 @@ def markdown(table, choice):
     return "\n".join(lines)
 
 
-def write(runs, order, iterations, first_seed, epsilons, out):
+def write(runs, order, iterations, first_seed, epsilons, resampled, out):
     """The calibration table, the choice (YAML) and its report to `out`'s paths; `order`: each
-    method's settings in its grid's order ('' as configured)."""
+    method's settings in its grid's order ('' as configured); `resampled`: select()'s."""
     table = calibration_table(runs, iterations, first_seed)
-    choice = select(table, {m: [s or "configured" for s in names] for m, names in order.items()}, epsilons)
+    order = {m: [s or "configured" for s in names] for m, names in order.items()}
+    choice = select(table, order, epsilons, resampled)
     io.save_csv(out["calibration"], table)
     io.save_text(
         out["choice"],

@@ -79,6 +79,34 @@ def test_selection_takes_the_highest_mean_and_a_tie_goes_to_the_earlier_setting(
     assert tuning.select(table, reordered, ["1"])["dpsgd"]["A"]["1"] == "~model=logreg"
 
 
+def test_a_resampled_dataset_takes_the_best_average_rank_and_reads_none_of_its_records():
+    # Accuracy means would pick Y (0.817 against X's 0.767); ranks over the datasets pick X (1.33
+    # against 1.67): one dataset where Y is far ahead does not outweigh two where X leads.
+    rows = [("A", 0.9, 0.8, 0.7), ("B", 0.6, 0.95, 0.5), ("C", 0.8, 0.7, 0.6)]
+    table = _table(
+        [
+            ("llp", d, 1.0, s, 10000, a)
+            for d, *accuracies in rows
+            for s, a in zip(["configured", "~snr=16", "~model=logreg"], accuracies)
+        ]
+    )
+    order = {"llp": ["configured", "~snr=16", "~model=logreg"]}
+    choice = tuning.select(table, order, ["1", "3"], resampled={"llp": ["CTG"]})
+    assert choice["llp"]["CTG"] == {"1": "", "3": ""}
+    assert choice["llp"]["B"] == {"1": "~snr=16", "3": "~snr=16"}  # the calibrated datasets keep their own
+    # A tie in the average rank goes to the grid's earlier setting.
+    tied = _table([("llp", "A", 1.0, "configured", 10000, 0.5), ("llp", "A", 1.0, "~snr=16", 10000, 0.5)])
+    assert tuning.select(tied, {"llp": ["~snr=16", "configured"]}, ["1"], {"llp": ["CTG"]})["llp"]["CTG"] == {
+        "1": "~snr=16"
+    }
+    # Calibration runs on the resampled dataset itself are refused, whatever they score.
+    with pytest.raises(ValueError, match=r"calibration runs on \['CTG'\]"):
+        tuning.select(
+            pd.concat([table, _table([("llp", "CTG", 1.0, "~snr=16", 10000, 1.0)])]), order, ["1"], {"llp": ["CTG"]}
+        )
+    assert "CTG: no calibration run" in tuning.markdown(table, choice)
+
+
 def test_an_uncalibrated_eps_takes_the_nearest_calibrated_on_a_log_scale():
     calibrated = [0.1, 1.0, 10.0, math.inf]
     assert [grids.nearest(e, calibrated) for e in (0.1, 0.3, 1, 3, 10, math.inf)] == [0.1, 0.1, 1, 1, 10, math.inf]
@@ -105,6 +133,8 @@ def test_the_tune_plan_reads_calibration_runs_only():
     assert blocks and all(b.startswith(calibration) for b in blocks)
     select = next(j for j in jobs if j["rule"] == "select_settings")
     assert all(f"/{calibration}" in f for f in select["input"] if f.startswith("results/plan/eval/"))
+    # CTG-B's runs resample one record pool: no calibration job reads its records.
+    assert not any("/CTG-B/" in f for j in jobs for f in j["output"])
 
 
 def test_the_committed_choice_is_the_selection_from_the_committed_calibration_table():
