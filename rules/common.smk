@@ -15,18 +15,11 @@ from expril.plugins import base, context, gate, registry
 from expril.privacy import mechanisms, noise
 from expril.reports import ambiguity, design, identify, published
 from expril.workflow import code_digest, grids
-from expril.workflow.config import schema_types
+from expril.workflow.config import check_mechanism, schema_types
 
 config.update(schema_types(config, Path(workflow.basedir) / "config.schema.yaml"))
 validate(config, schema="../config.schema.yaml", set_default=True)
-try:
-    _oracle = mechanisms.get(config["mechanism"])
-except ValueError as error:
-    raise ValueError(f"config: mechanism: {error}") from None
-if not issubclass(_oracle, mechanisms.Histogram):
-    raise ValueError(
-        f"config: mechanism: {config['mechanism']!r} does not answer ExPriL's bin queries"
-    )
+check_mechanism(config)
 for _name in config["datasets"]:
     if _name not in config["benchmarks"]:
         raise ValueError(

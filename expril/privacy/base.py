@@ -8,6 +8,7 @@ the mechanism for costs and writes the rows. A new mechanism is one subclass dec
 """
 
 import inspect
+import math
 from abc import ABC, abstractmethod
 
 RECORD = "add/remove one record"
@@ -29,12 +30,16 @@ class Mechanism(ABC):
     neighbours: str
     # Whether its noise is drawn from the oracle's keyed streams (expril.privacy.noise).
     keyed_noise = True
+    # Gaussian noise has no pure-eps guarantee: at a finite eps it needs delta > 0.
+    needs_delta = False
 
     def __init__(self, eps, delta):
         if not eps > 0:
             raise ValueError(f"epsilon must be positive, got {eps}")
         if not 0 <= delta < 1:
             raise ValueError(f"delta must be in [0, 1), got {delta}")
+        if self.needs_delta and math.isfinite(eps) and delta == 0:
+            raise ValueError(f"{self.name}: the Gaussian mechanism needs delta > 0")
         self.eps, self.delta = float(eps), float(delta)
 
     def param(self):
@@ -51,8 +56,14 @@ class Mechanism(ABC):
         queries differ (COUNTS_QUERY or an error query of a Histogram)."""
 
     def compose(self, costs):
-        """(eps, delta) of a run's queries together; basic composition, exact for pure eps."""
-        return sum(e for e, _ in costs), sum(d for _, d in costs)
+        """(eps, delta) of a run's queries together, from each query's (eps, delta, rho) (rho its
+        zCDP cost, nan where it has none; `query_cost`'s pair alone is enough here): basic
+        composition, exact for pure eps."""
+        return sum(e for e, *_ in costs), sum(d for _, d, *_ in costs)
+
+    def cost(self, query=None):
+        """(eps, delta, rho) of one query, as `compose` takes it and the ledger records it."""
+        return *self.query_cost(query), self.ledger_fields(query).get("rho", math.nan)
 
     def ledger_fields(self, query=None):
         """What the ledger records about this mechanism's noise for `query`, beside the cost."""

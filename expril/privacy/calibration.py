@@ -4,6 +4,8 @@ mechanisms that add it (expril.privacy.noise draws it) and the ledger that recor
 - Laplace (ExPriL's histograms): lambda = d (T+1) / eps (Eq. 14), `laplace_scale`.
 - Dirichlet (KDD 2016): the largest sigma meeting a bin's (eps, delta) by Eq. 9, `search_sigma`.
 - Gaussian (mean embeddings): the smallest std OpenDP's accountant finds, `gaussian_noise_std`.
+- Gaussian in zCDP (`gaussian-counts`): the run's rho from (eps, delta), `zcdp_budget`, split over
+  its queries; a run's rho back to (eps, delta), `zcdp_epsilon`.
 - DP-SGD: the smallest noise multiplier Opacus's RDP accountant finds, `dpsgd_noise_multiplier`.
 """
 
@@ -146,6 +148,21 @@ def _search_noise_multiplier(eps, delta, sample_rate, steps, max_sigma):
     return sigma_high
 
 
+def _gaussian(std):
+    """OpenDP's Gaussian measurement of `std` on float vectors under L2, in zero-concentrated DP."""
+    import opendp.prelude as dp
+
+    dp.enable_features("contrib")
+    return dp.m.make_gaussian(dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l2_distance(T=float), std)
+
+
+def _approx_dp(measurement, delta):
+    """`measurement`'s zCDP converted to (eps, delta) at `delta` by OpenDP's conversion."""
+    import opendp.prelude as dp
+
+    return dp.c.make_fix_delta(dp.c.make_zCDP_to_approxDP(measurement), delta)
+
+
 def gaussian_noise_std(eps, delta, sensitivity):
     """Std of the Gaussian noise that makes a release of L2 `sensitivity` (eps, delta)-DP, from
     OpenDP's accountant: the Gaussian mechanism's zero-concentrated DP, converted to (eps, delta)
@@ -156,10 +173,33 @@ def gaussian_noise_std(eps, delta, sensitivity):
         return 0.0
     import opendp.prelude as dp
 
-    dp.enable_features("contrib")
-    domain, metric = dp.vector_domain(dp.atom_domain(T=float, nan=False)), dp.l2_distance(T=float)
+    return dp.binary_search_param(
+        lambda std: _approx_dp(_gaussian(std), delta), d_in=float(sensitivity), d_out=(eps, delta)
+    )
 
-    def gaussian(std):
-        return dp.c.make_fix_delta(dp.c.make_zCDP_to_approxDP(dp.m.make_gaussian(domain, metric, std)), delta)
 
-    return dp.binary_search_param(gaussian, d_in=float(sensitivity), d_out=(eps, delta))
+def gaussian_rho(std, sensitivity):
+    """The rho of Gaussian noise of `std` on a release of L2 `sensitivity`, sensitivity^2 / (2 std^2)
+    as OpenDP's privacy map states it (rounded up); inf at std 0 (no noise)."""
+    return math.inf if std == 0 else _gaussian(std).map(float(sensitivity))
+
+
+def zcdp_std(rho, sensitivity):
+    """Std of the Gaussian noise whose rho on a release of L2 `sensitivity` is `rho`:
+    sensitivity / sqrt(2 rho); 0 at rho = inf (no noise)."""
+    return sensitivity / math.sqrt(2 * rho)
+
+
+def zcdp_budget(eps, delta):
+    """The largest rho whose zCDP-to-(eps, delta) conversion (OpenDP's) at `delta` gives at most
+    `eps`: the rho of the smallest Gaussian std that meets (eps, delta) at sensitivity 1
+    (gaussian_noise_std's binary search); inf at eps = inf."""
+    return gaussian_rho(gaussian_noise_std(eps, delta, 1.0), 1.0)
+
+
+def zcdp_epsilon(rho, delta):
+    """(eps, delta) of rho-zCDP by OpenDP's conversion at `delta`, read off the Gaussian of std 1
+    at sensitivity sqrt(2 rho), which is exactly rho-zCDP; (inf, 0) at rho = inf (no noise)."""
+    if math.isinf(rho):
+        return math.inf, 0.0
+    return _approx_dp(_gaussian(1.0), delta).map(math.sqrt(2 * rho))

@@ -19,11 +19,10 @@ class DPSGD(Mechanism):
     name = "dpsgd"
     neighbours = RECORD
     planned_queries = 1
+    needs_delta = True
 
     def __init__(self, eps, delta, sample_rate, epochs, max_grad_norm):
         super().__init__(eps, delta)
-        if math.isfinite(self.eps) and self.delta == 0:
-            raise ValueError("DP-SGD's guarantee needs delta > 0")
         if not 0 < sample_rate <= 1:
             raise ValueError(f"sample rate must be in (0, 1], got {sample_rate}")
         self.sample_rate, self.epochs, self.max_grad_norm = float(sample_rate), int(epochs), float(max_grad_norm)

@@ -13,11 +13,10 @@ class Gaussian(Mechanism):
     (public): adding or removing one record moves it by 1/n' in L2, its sensitivity."""
 
     neighbours = RECORD
+    needs_delta = True
 
     def __init__(self, eps, delta, n_val):
         super().__init__(eps, delta)
-        if math.isfinite(self.eps) and self.delta == 0:
-            raise ValueError(f"{self.name}: the Gaussian mechanism needs delta > 0")
         self.n_val = int(n_val)
 
     @property

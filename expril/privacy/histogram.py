@@ -1,8 +1,10 @@
 """The oracle's histogram mechanisms (ExPriL): the bin counts query and error queries on the
-learner's bins, answered with Laplace noise; the learner reads them as post-processing."""
+learner's bins, answered with Laplace noise (Gaussian noise in zCDP for `gaussian-counts`); the
+learner reads them as post-processing."""
 
 import math
 from abc import abstractmethod
+from functools import cached_property
 
 import numpy as np
 
@@ -28,7 +30,11 @@ class Histogram(Mechanism):
         super().__init__(eps, delta)
         self.features, self.iterations = int(features), int(iterations)
         self.importance_sampling = bool(importance_sampling)
-        self.scale = calibration.laplace_scale(self.features, self.iterations, self.eps)
+
+    @cached_property
+    def scale(self):
+        """The noise's scale, Laplace's lambda = d (T+1) / eps; 0 means no noise."""
+        return calibration.laplace_scale(self.features, self.iterations, self.eps)
 
     @classmethod
     def asks_counts(cls, importance_sampling):
@@ -78,11 +84,16 @@ class Histogram(Mechanism):
     def noise(self, generator, size):
         return noise.laplace(generator, self.scale, size)
 
+    @property
+    def sensitivity(self):
+        """A query's L1 sensitivity: d histograms, one count of each moved by 1."""
+        return self.features
+
     def query_cost(self, query=None):
-        return (math.inf if self.scale == 0 else self.features / self.scale), 0.0
+        return (math.inf if self.scale == 0 else self.sensitivity / self.scale), 0.0
 
     def ledger_fields(self, query=None):
-        return {"sensitivity": self.features, "scale": self.scale}
+        return {"sensitivity": self.sensitivity, "scale": self.scale}
 
 
 def noisy_rate(errors, counts, drawn):
@@ -130,3 +141,58 @@ class Counts(Histogram):
 
     def error_rates(self, released, counts=None):
         return np.clip(released / np.maximum(counts, 1.0), 0.0, 1.0)
+
+
+@register
+class GaussianCounts(Counts):
+    """`counts`' releases (noisy counts only, every ratio computed by the learner) with Gaussian
+    noise calibrated in zero-concentrated DP, for runs at (eps, delta) as DP-SGD's and DP-MERF's.
+    One query's d histograms move by 1 in one bin each when a record is added or removed: L2
+    sensitivity sqrt(d). The run's (eps, delta) gives the largest rho that converts back within
+    it (calibration.zcdp_budget), split equally over the planned queries: each query is
+    rho_q-zCDP with std sqrt(d) / sqrt(2 rho_q); no noise at eps = inf.
+
+    zCDP composes by adding rho, tighter than adding each query's (eps, delta): the run's total
+    is its queries' rho summed and converted once (`compose`), NOT the sum of the per-query
+    eps_spent and delta_spent the ledger shows, which are each query's own (eps, delta) at the
+    run's delta."""
+
+    name = "gaussian-counts"
+    needs_delta = True
+    # The share of rho each query gets is this much below rho / Q, so that the rounding of the
+    # float arithmetic (OpenDP's maps round up) never lifts Q queries above the run's eps.
+    ROUNDING = 1e-12
+
+    @property
+    def sensitivity(self):
+        """L2: one count of each of the d histograms moved by 1."""
+        return math.sqrt(self.features)
+
+    @cached_property
+    def scale(self):
+        """The noise's std, sqrt(d) / sqrt(2 rho_q), rho_q the query's share of the run's rho."""
+        rho = calibration.zcdp_budget(self.eps, self.delta) / self.planned_queries * (1 - self.ROUNDING)
+        return calibration.zcdp_std(rho, self.sensitivity)
+
+    @cached_property
+    def rho(self):
+        """One query's rho, as OpenDP's privacy map states it for the noise drawn."""
+        return calibration.gaussian_rho(self.scale, self.sensitivity)
+
+    def noise(self, generator, size):
+        return noise.gaussian(np.zeros(size), generator, self.scale)
+
+    def query_cost(self, query=None):
+        return calibration.zcdp_epsilon(self.rho, self.delta)
+
+    def compose(self, costs):
+        """The rho of this mechanism's queries added up and converted once to (eps, delta); a
+        query without rho (another mechanism's in the same chain) adds its (eps, delta) to it by
+        basic composition."""
+        rhos = [rho for *_, rho in costs if not math.isnan(rho)]
+        others = [(e, d) for e, d, rho in costs if math.isnan(rho)]
+        zcdp = calibration.zcdp_epsilon(sum(rhos), self.delta) if rhos else (0.0, 0.0)
+        return super().compose([zcdp, *others])
+
+    def ledger_fields(self, query=None):
+        return super().ledger_fields(query) | {"rho": self.rho}

@@ -24,6 +24,7 @@ COLUMNS = [
     "neighbours",
     "sensitivity",
     "scale",
+    "rho",
     "noise_key",
     "eps_spent",
     "delta_spent",
@@ -40,7 +41,7 @@ def record(path, previous, dataset, seeds, query, rule, mechanism, history=None)
     """Append this query's rows to the chain's ledger after checking plan and budget; for a
     mechanism whose noise cannot be replayed, to the split's `history` too (`append_history`)."""
     eps, delta = mechanism.query_cost(query)
-    sizes = {"sensitivity": float("nan"), "scale": float("nan")} | mechanism.ledger_fields(query)
+    sizes = {"sensitivity": float("nan"), "scale": float("nan"), "rho": float("nan")} | mechanism.ledger_fields(query)
     rows = pd.DataFrame(
         {
             "dataset": dataset,
@@ -66,7 +67,8 @@ def record(path, previous, dataset, seeds, query, rule, mechanism, history=None)
         )
     # The run's spend so far, composed by the mechanism's accountant, on this query's rows.
     totals = {
-        seed: mechanism.compose(list(zip(run["eps_spent"], run["delta_spent"]))) for seed, run in book.groupby("seed")
+        seed: mechanism.compose(list(zip(run["eps_spent"], run["delta_spent"], run["rho"])))
+        for seed, run in book.groupby("seed")
     }
     new = book.index >= len(book) - len(rows)
     book.loc[new, "eps_total"] = [totals[s][0] for s in book.loc[new, "seed"]]

@@ -2,8 +2,8 @@
 here on import, and rules and steps name a mechanism by its registered name.
 
 Rules receive a mechanism as one param, `Mechanism.param()`, a plain dict; the steps rebuild the
-object with `from_param`. The families: the oracle's histograms (`Histogram`: `paper`, `counts`;
-`dirichlet`), DP-SGD (`dpsgd`), Gaussian releases of mean embeddings (`rff-embedding`,
+object with `from_param`. The families: the oracle's histograms (`Histogram`: `paper`, `counts`,
+`gaussian-counts`; `dirichlet`), DP-SGD (`dpsgd`), Gaussian releases of mean embeddings (`rff-embedding`,
 `dp-merf`) and marginal-based synthetic data (`aim`, `mst`). How large each one's noise is:
 expril.privacy.calibration; where it is drawn: expril.privacy.noise; where it is recorded:
 expril.privacy.ledger.
@@ -15,7 +15,7 @@ from expril.privacy.base import LABEL, MECHANISMS, RECORD, Mechanism
 from expril.privacy.dirichlet import Dirichlet
 from expril.privacy.dpsgd import DPSGD
 from expril.privacy.gaussian import DPMERF, MeanEmbedding
-from expril.privacy.histogram import COUNTS_QUERY, Counts, Histogram, Paper
+from expril.privacy.histogram import COUNTS_QUERY, Counts, GaussianCounts, Histogram, Paper
 from expril.privacy.synthesis import AIM, MST
 
 __all__ = [
@@ -29,6 +29,7 @@ __all__ = [
     "RECORD",
     "Counts",
     "Dirichlet",
+    "GaussianCounts",
     "Histogram",
     "MeanEmbedding",
     "Mechanism",

@@ -1,4 +1,5 @@
-"""The workflow's configuration as the schema types it, whether it came from a file or the command line.
+"""The workflow's configuration as the schema types it, whether it came from a file or the command line,
+and the checks the schema cannot make (`check_mechanism`).
 
 Snakemake reads a top-level `--config KEY=VALUE` as a number or a boolean where it can, but every
 list item and nested value stays text (`training={"epochs": 30}` gives epochs '30'), which the
@@ -6,10 +7,13 @@ schema then refuses. Only the Snakemake process that plans the workflow, and the
 read its configuration, import this module."""
 
 import functools
+import math
 from pathlib import Path
 
 import jsonschema
 import yaml
+
+from expril.privacy import mechanisms
 
 
 def schema_types(config, schema_path):
@@ -98,3 +102,20 @@ def planned_config(root="."):
     update_config(config, yaml.safe_load((root / "data/identification/choice.yaml").read_text()) or {})
     validate(config, schema=str(root / "config.schema.yaml"), set_default=True)
     return config
+
+
+def check_mechanism(config):
+    """Refuse the oracle's mechanism that `mechanism:` names, with the key to change, where it
+    is not registered, does not answer ExPriL's bin queries, or adds Gaussian noise, which has
+    no guarantee at a finite eps with `delta: 0`."""
+    try:
+        oracle = mechanisms.get(config["mechanism"])
+    except ValueError as error:
+        raise ValueError(f"config: mechanism: {error}") from None
+    if not issubclass(oracle, mechanisms.Histogram):
+        raise ValueError(f"config: mechanism: {config['mechanism']!r} does not answer ExPriL's bin queries")
+    if oracle.needs_delta and config["delta"] == 0 and any(math.isfinite(float(e)) for e in config["epsilons"]):
+        raise ValueError(
+            f"config: delta: {config['mechanism']!r} adds Gaussian noise, whose guarantee at a finite eps "
+            "needs delta > 0 (set `delta:`, e.g. 1.0e-5, or `mechanism: counts` for pure eps)"
+        )

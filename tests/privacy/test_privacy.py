@@ -324,7 +324,7 @@ def test_a_new_mechanism_is_one_class_and_the_ledger_composes_with_its_accountan
             return self.eps, self.delta
 
         def compose(self, costs):
-            return max(e for e, _ in costs), max(d for _, d in costs)
+            return max(e for e, *_ in costs), max(d for _, d, *_ in costs)
 
     monkeypatch.setitem(mechanisms.MECHANISMS, "parallel", Parallel)
     plan = mechanisms.from_param(

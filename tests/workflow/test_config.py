@@ -10,7 +10,7 @@ from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
 from expril import settings
-from expril.workflow.config import planned_config, readable_yaml, schema_types
+from expril.workflow.config import check_mechanism, planned_config, readable_yaml, schema_types
 from harness import ROOT, plan
 
 SCHEMA = ROOT / "config.schema.yaml"
@@ -103,6 +103,23 @@ def test_a_number_out_of_bounds_is_reported_by_its_bound_not_as_text(change, mes
     typed = schema_types(config(**changed), SCHEMA)
     with pytest.raises(WorkflowError, match=message):
         validate(typed, str(SCHEMA))
+
+
+def test_a_gaussian_oracle_validates_and_is_refused_without_delta():
+    """`mechanism: gaussian-counts` is a registered oracle mechanism the schema accepts; with
+    `delta: 0` its Gaussian noise has no guarantee at a finite eps, and planning stops on it."""
+    gaussian = schema_types(config(mechanism="gaussian-counts", delta="1e-5"), SCHEMA)
+    validate(gaussian, str(SCHEMA))
+    check_mechanism(gaussian)
+    check_mechanism(config(mechanism="gaussian-counts", delta=0, epsilons=["inf"]))  # no noise, no delta
+    check_mechanism(config(mechanism="counts", delta=0))  # Laplace: pure eps
+    refused = config(mechanism="gaussian-counts", delta=0)
+    validate(refused, str(SCHEMA))
+    with pytest.raises(ValueError, match=r"config: delta: 'gaussian-counts' adds Gaussian noise.*needs delta > 0"):
+        check_mechanism(refused)
+    for name, message in [("gauss", "unknown mechanism 'gauss'"), ("dp-merf", "does not answer ExPriL's bin")]:
+        with pytest.raises(ValueError, match=f"config: mechanism: .*{message}"):
+            check_mechanism(config(mechanism=name))
 
 
 def test_a_malformed_config_file_is_named_with_its_line(tmp_path):
