@@ -103,7 +103,8 @@ def test_a_clique_outside_the_star_is_refused_by_name():
 def test_aims_releases_have_mbis_error_statistics():
     # OpenDP's noise cannot be seeded, so the two estimators are compared in law: the L1 errors of
     # the released (feature, label) marginals over 8 releases each, by a rank test at level 0.001
-    # and by their means (within 20 %).
+    # and by their means. The deterministic tests above carry the fit's equality; this one checks
+    # that nothing in AIM's rounds reads the star's model differently.
     g = np.random.default_rng(5)
     y = g.integers(0, 2, 800)
     x = g.normal(size=(800, 3)) + np.outer(y, [1.5, -1.0, 0.0])
@@ -134,4 +135,6 @@ def test_aims_releases_have_mbis_error_statistics():
         aim._estimator = library
         aim._MEASUREMENTS.clear()
     assert stats.mannwhitneyu(ours, theirs).pvalue > 0.001
-    assert ours.mean() == pytest.approx(theirs.mean(), rel=0.2)
+    # Not worse on average beyond 3 standard errors of the difference (one run: 0.131 against
+    # 0.144, per-release std 0.06 to 0.08: the spread of AIM's noise, not of the estimator).
+    assert ours.mean() <= theirs.mean() + 3 * np.sqrt((ours.var(ddof=1) + theirs.var(ddof=1)) / len(ours))
