@@ -77,10 +77,11 @@ def sufficient_statistics(domain, measurements, label):
 
 def lipschitz(stats):
     """The largest eigenvalue of the loss's Hessian in the star's marginals: per clique, its pair's
-    precision, plus twice its feature's (a one-way marginal sums the label's 2 values), plus for
-    the first clique, which holds the label's term, the label's precision times the feature's bins."""
-    first_bins = len(stats["feature"][0][1])
-    curvature = [p + 2 * f for (p, _), (f, _) in zip(stats["pair"], stats["feature"])]
+    precision, plus its feature's times the label's values (a one-way marginal sums them; OpenDP
+    adds a null category to each column), plus for the first clique, which holds the label's term,
+    the label's precision times the feature's bins."""
+    labels, first_bins = len(stats["label"][1]), len(stats["feature"][0][1])
+    curvature = [p + labels * f for (p, _), (f, _) in zip(stats["pair"], stats["feature"])]
     curvature[0] += first_bins * stats["label"][0]
     return max(curvature)
 

@@ -71,10 +71,17 @@ def test_an_unmeasured_pair_carries_no_dependence_on_the_label():
     assert (x0[:, 1] / x0[:, 1].sum()) @ np.arange(4) > (x0[:, 0] / x0[:, 0].sum()) @ np.arange(4) + 1
 
 
-def test_the_lipschitz_constant_is_the_hessians_largest_eigenvalue():
-    stats_ = star_estimator.sufficient_statistics(DOMAIN, measurements(records(), PAIRS), "y")
-    cliques = star_estimator.star(DOMAIN, "y")
-    zero = CliqueVector.zeros(DOMAIN, cliques)
+@pytest.mark.parametrize("labels", [2, 3])  # 3: OpenDP's null category beside the two classes
+def test_the_lipschitz_constant_is_the_hessians_largest_eigenvalue(labels):
+    domain = Domain.fromdict(SIZES | {"y": labels})
+    g = np.random.default_rng(0)
+    found = [
+        LinearMeasurement(g.normal(size=domain.project(c).size()), c, stddev=s)
+        for c, s in [(("x0",), 10.0), (("x1",), 9.0), (("y",), 3.0), (("x0", "y"), 5.0), (("y", "x1"), 4.0)]
+    ]
+    stats_ = star_estimator.sufficient_statistics(domain, found, "y")
+    cliques = star_estimator.star(domain, "y")
+    zero = CliqueVector.zeros(domain, cliques)
     flat, unflatten = jax.flatten_util.ravel_pytree(zero)
     hessian = jax.hessian(lambda v: star_estimator._loss(unflatten(v), stats_, cliques))(flat)
     assert star_estimator.lipschitz(stats_) == pytest.approx(np.linalg.eigvalsh(np.asarray(hessian)).max(), rel=1e-9)
