@@ -99,7 +99,7 @@ def markdown(table, choice):
     transferred = sorted({d for datasets in choice.values() for d in datasets} - set(table.dataset))
     if transferred:
         lines += [
-            f"{', '.join(transferred)}: no calibration run, as their runs resample one record pool; each method "
+            f"{', '.join(transferred)}: no calibration run (runs that resample one record pool); each method "
             "takes the setting with the best average rank over the calibrated datasets at the same ε.",
             "",
         ]
