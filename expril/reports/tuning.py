@@ -76,7 +76,14 @@ def select(table, order, epsilons, resampled=None):
         (method, dataset, eps): _first_best(group.droplevel([0, 1, 2]), order[method])
         for (method, dataset, eps), group in _means(table).groupby(level=[0, 1, 2], sort=False)
     }
-    best |= {(m, d, e): s for (m, e), s in transfer(table, order).items() for d in resampled.get(m, ())}
+    transferred = transfer(table, order)
+    for method, datasets in resampled.items():
+        if datasets and not any(m == method for m, _ in transferred):
+            raise ValueError(
+                f"{method}: no calibrated dataset to transfer the choice on {datasets} from (their runs resample "
+                "one record pool); tune them beside datasets that draw fresh data"
+            )
+    best |= {(m, d, e): s for (m, e), s in transferred.items() for d in resampled.get(m, ())}
     calibrated = sorted({eps for _, _, eps in best})
     choice = {}
     for method, dataset in dict.fromkeys((m, d) for m, d, _ in best):

@@ -105,6 +105,9 @@ def test_a_resampled_dataset_takes_the_best_average_rank_and_reads_none_of_its_r
             pd.concat([table, _table([("llp", "CTG", 1.0, "~snr=16", 10000, 1.0)])]), order, ["1"], {"llp": ["CTG"]}
         )
     assert "CTG: no calibration run" in tuning.markdown(table, choice)
+    # Alone, with no calibrated dataset, it has nothing to transfer from.
+    with pytest.raises(ValueError, match="llp: no calibrated dataset to transfer the choice on"):
+        tuning.select(table.iloc[0:0], order, ["1"], {"llp": ["CTG"]})
 
 
 def test_an_uncalibrated_eps_takes_the_nearest_calibrated_on_a_log_scale():
