@@ -402,7 +402,7 @@ def section_k():
 def section_l():
     from benchmarks import aim_cost
 
-    return list(aim_cost.report(blocks=(1, 5), configs=("after", "floor", "star")))
+    return list(aim_cost.report(blocks=(1, 5, 20), configs=("after", "floor", "star")))
 
 
 def section_m(cut, cores):

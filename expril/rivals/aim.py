@@ -87,7 +87,7 @@ SEARCH_FLOOR = 1e-6
 def _search_from_floor(search):
     """OpenDP 0.16.0 searches the one-way marginals' noise scale without bounds. Its predicate raises
     at scale 0, and the search then halves from 0.5 down to the smallest float before it turns:
-    about 1,130 measurements built (24 s on CTG-B, over half of a release), of which about 1,070
+    about 1,130 measurements built (about 20 s on CTG-B, over half of a release), of which about 1,070
     below any useful scale. From a positive floor, the same search returns the same scale, the
     smallest that passes, in about 60. Where the floor itself passes, OpenDP reports the boundary
     below it, and the unbounded search runs as before."""
