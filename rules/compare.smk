@@ -104,7 +104,7 @@ rule compare_methods:
         histories=lambda wc: histories(),
         published=PUBLISHED,
         iterations=T,
-        designs=design.designs(config),
+        designs=DESIGNS,
     script:
         "../workflow_scripts/compare_methods.py"
 

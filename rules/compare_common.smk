@@ -137,13 +137,11 @@ def reported_runs():
     )
 
 
-# The datasets whose runs resample one record pool (expril/reports/design.py): no calibration
-# run reads their records; each method's choice there is transferred (expril/reports/tuning.py).
-RESAMPLED = [
-    d
-    for d, s in design.designs(config).items()
-    if s.resampled and d in config["datasets"]
-]
+# How each benchmark's runs are drawn (expril/reports/design.py), and those of the study's
+# datasets that resample one record pool: no calibration run reads their records; each method's
+# choice there is transferred (expril/reports/tuning.py).
+DESIGNS = design.designs(config)
+RESAMPLED = [d for d in config["datasets"] if DESIGNS[d].resampled]
 
 
 def transferred():

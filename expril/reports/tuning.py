@@ -45,13 +45,13 @@ def _first_best(scores, order):
     return max(order, key=lambda s: (scores.get(s, -math.inf), -order.index(s)))
 
 
-def transfer(table, order):
-    """{(method, eps): setting} for the datasets without calibration runs of their own: per method
-    and calibrated eps, the setting with the best (lowest) average rank over the calibrated
-    datasets (Demsar 2006: ranks, not accuracies, compare across datasets), ties in a dataset
-    averaged, a tie in the average to the earliest in `order`. Settings a dataset did not run
-    (ExPriL by MMD without an IS step) leave it out of that method's ranks."""
-    means = _means(table)
+def transfer(means, order):
+    """{(method, eps): setting} for the datasets without calibration runs of their own, from the
+    calibrated datasets' `means` (_means()): per method and calibrated eps, the setting with the
+    best (lowest) average rank over those datasets (Demsar 2006: ranks, not accuracies, compare
+    across datasets), ties in a dataset averaged, a tie in the average to the earliest in `order`.
+    Settings a dataset did not run (ExPriL by MMD without an IS step) leave it out of that
+    method's ranks."""
     chosen = {}
     for (method, eps), group in means.groupby(level=[0, 2], sort=False):
         ranks = group.droplevel([0, 2]).unstack("setting").rank(axis=1, ascending=False, method="average")
@@ -72,11 +72,12 @@ def select(table, order, epsilons, resampled=None):
             f"calibration runs on {scored}, whose runs resample the reported runs' record pool: "
             "their choice is transferred, never scored on their records"
         )
+    means = _means(table)
     best = {
         (method, dataset, eps): _first_best(group.droplevel([0, 1, 2]), order[method])
-        for (method, dataset, eps), group in _means(table).groupby(level=[0, 1, 2], sort=False)
+        for (method, dataset, eps), group in means.groupby(level=[0, 1, 2], sort=False)
     }
-    transferred = transfer(table, order)
+    transferred = transfer(means, order)
     for method, datasets in resampled.items():
         if datasets and not any(m == method for m, _ in transferred):
             raise ValueError(

@@ -25,7 +25,7 @@ spends is OpenDP's alone; the estimator only post-processes its releases.
 import jax
 import jax.numpy as jnp
 import numpy as np
-from mbi import CliqueVector, MarkovRandomField, marginal_oracles
+from mbi import CliqueVector, Factor, MarkovRandomField, marginal_oracles
 from mbi.estimation import minimum_variance_unbiased_total
 
 ITERATIONS = 1000  # mbi's default, which OpenDP's estimator uses
@@ -48,7 +48,7 @@ def sufficient_statistics(domain, measurements, label):
         "label": [0.0, np.zeros(domain[label])],
     }
     for m in measurements:
-        if m.query.__name__ != "datavector":
+        if m.query != Factor.datavector:  # as mbi tells identity queries apart
             raise ValueError(f"the star estimator takes identity queries only, not {m.query} on {m.clique}")
         clique = tuple(m.clique)
         values = np.reshape(np.asarray(m.noisy_measurement, float), domain.project(clique).shape)
