@@ -1,8 +1,8 @@
 """Marginal-based synthetic data, AIM or MST from OpenDP (expril.rivals.aim, docs/synthetic.md), as a
 plug-in: the curator's one release, records drawn from a graphical model fitted on its validation
 split discretised on ExPriL's bins as configured (the learner's first query's), in pure DP or in
-zCDP as the currency says; the learner's network trained on them. The release is the same for every setting, which differ in the
-final network alone."""
+zCDP as the currency says; the learner's network trained on them. The release is the same for
+every setting, which differ in the final network alone."""
 
 import numpy as np
 
@@ -20,9 +20,10 @@ from expril.steps.blocks import load_bins, load_block, log, timed, train_on_reco
 def aim_release(val_path, bins_path, out_path, ledger_path, history_path, name, mechanism, rows, threads):
     """Marginal-based synthetic data (expril.rivals.aim): the curator's validation split
     discretised on the learner's bins, a graphical model fitted by AIM or MST (the mechanism's
-    algorithm) with the run's budget in the mechanism's measure (pure DP's eps or zCDP's rho), and `rows` labelled records (bin indices) drawn from it
-    and released. OpenDP's noise is not seeded: every release is also appended to the split's
-    history (`history_path`), reruns included."""
+    algorithm) with the run's budget in the mechanism's measure (pure DP's eps or zCDP's rho),
+    and `rows` labelled records (bin indices) drawn from it and released. OpenDP's noise is not
+    seeded: every release is also appended to the split's history (`history_path`), reruns
+    included."""
     mechanism = mechanisms.from_param(mechanism)
     val = load_block(val_path, ("x", "y"))
     seeds = val["seeds"]
