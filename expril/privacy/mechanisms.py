@@ -18,6 +18,7 @@ from expril.privacy.dpsgd import DPSGD
 from expril.privacy.gaussian import DPMERF, MeanEmbedding, ZCDPEmbedding
 from expril.privacy.histogram import COUNTS_QUERY, Counts, GaussianCounts, Histogram, Paper
 from expril.privacy.synthesis import AIM, MST, AIMzCDP, MSTzCDP
+from expril.privacy.zcdp import ZCDP
 
 __all__ = [
     "AIM",
@@ -38,6 +39,7 @@ __all__ = [
     "Mechanism",
     "Paper",
     "ZCDPEmbedding",
+    "embedding_for",
     "from_param",
     "get",
 ]
@@ -47,6 +49,14 @@ def get(name):
     if name not in MECHANISMS:
         raise ValueError(f"unknown mechanism {name!r}, expected one of {sorted(MECHANISMS)}")
     return MECHANISMS[name]
+
+
+def embedding_for(chain):
+    """The mechanism of Pb. 1's embedding query in a run by MMD whose error queries are `chain`'s (a
+    Histogram class): accounted as they are, so that the run spends its (eps, delta) once: in zCDP
+    beside zCDP (`zcdp-embedding`, its rho added to theirs, docs/privacy.md), else by basic
+    composition (`rff-embedding`, its (eps / (T+1), delta) added to their pure eps)."""
+    return ZCDPEmbedding if issubclass(chain, ZCDP) else MeanEmbedding
 
 
 def from_param(param):
