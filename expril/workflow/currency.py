@@ -43,10 +43,18 @@ class Currency:
 
 
 def currencies(config, plugins):
-    """The configuration's currencies by name, in its order (the first is the headline), each checked:
-    an error names the key and what it expects. `plugins`: the plug-in methods' names."""
+    """The configuration's currencies by name, the headline first and the others by name (however
+    configuration files and `--config` merged them), each checked: an error names the key and what
+    it expects. `plugins`: the plug-in methods' names."""
+    configured = config["comparison"]["currencies"]
+    headline = config["comparison"]["headline"]
+    if headline not in configured:
+        raise ValueError(
+            f"config: comparison: headline: {headline!r} is no currency (expected one of {', '.join(configured)})"
+        )
     found = {}
-    for name, entry in config["comparison"]["currencies"].items():
+    for name in [headline, *sorted(set(configured) - {headline})]:
+        entry = configured[name]
         key = f"config: comparison: currencies: {name}"
         if not NAME.fullmatch(name):
             raise ValueError(f"{key}: a currency's name is lower-case letters and digits, starting with a letter")

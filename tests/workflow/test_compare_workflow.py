@@ -99,7 +99,10 @@ def test_the_tuned_study_runs_every_chosen_setting():
 
 @pytest.mark.slow
 def test_the_paper_protocol_plans_no_rival():
-    assert not RIVAL_RULES & set(counts(plan()))
+    """Nor any run in a currency: the reproduction's paths carry no currency tag."""
+    jobs = plan()
+    assert not RIVAL_RULES & set(counts(jobs)) and "compare_methods" not in counts(jobs)
+    assert not any("@" in f for job in jobs for f in job["output"] + job["input"])
 
 
 @pytest.mark.slow

@@ -26,6 +26,16 @@ def _config(name="approx", **changes):
 def test_the_configured_currencies_name_every_compared_method_once_in_the_headline():
     found = currencies(CONFIG, PLUGINS)
     assert list(found) == ["approx", "pure"]  # the headline first
+    # however the configuration was merged (--config's keys come first)
+    merged = copy.deepcopy(CONFIG)
+    merged["comparison"]["currencies"] = dict(reversed(merged["comparison"]["currencies"].items()))
+    assert list(merged["comparison"]["currencies"]) == ["pure", "approx"]
+    assert list(currencies(merged, PLUGINS)) == ["approx", "pure"]
+    merged["comparison"]["headline"] = "pure"
+    assert list(currencies(merged, PLUGINS)) == ["pure", "approx"]
+    merged["comparison"]["headline"] = "laplace"
+    with pytest.raises(ValueError, match=r"config: comparison: headline: 'laplace' is no currency \(expected one of"):
+        currencies(merged, PLUGINS)
     approx, pure = found["approx"], found["pure"]
     assert approx.tag == "@approx" and approx.delta == 1e-5 and pure.delta == 0.0
     assert approx.methods(CONFIG["comparison"]["methods"]) == CONFIG["comparison"]["methods"]
