@@ -16,6 +16,7 @@ from expril.privacy import mechanisms, noise
 from expril.reports import ambiguity, design, identify, published
 from expril.workflow import code_digest, grids
 from expril.workflow.config import check_mechanism, schema_types
+from expril.workflow.currency import currencies
 
 config.update(schema_types(config, Path(workflow.basedir) / "config.schema.yaml"))
 validate(config, schema="../config.schema.yaml", set_default=True)
@@ -40,6 +41,10 @@ T = config["iterations"]
 BLOCKS = settings.seed_blocks(config["runs"], config["seed_block"])
 # Oracle rules carry a digest of the secret (never the secret) so a new secret redraws the noise.
 SECRET_DIGEST = hashlib.sha256(noise.secret().encode()).hexdigest()[:16]
+# The comparison's privacy currencies by name (expril/workflow/currency.py), the headline first;
+# their runs carry their tag after the eps ({currency}: '@approx'), the reproduction's none ('').
+CURRENCIES = currencies(config, registry.methods())
+TAGGED = {c.tag: c for c in CURRENCIES.values()}
 
 
 # Built from the configuration, so that a path naming an unconfigured dataset, eps or variant
@@ -54,6 +59,8 @@ wildcard_constraints:
     fmap=r"(~D=\d+)?(~bandwidth=[0-9.]+)?",
     member=r"[A-Za-z0-9._]+",
     weighting="|-mmd",
+    currency="|".join([""] + [re.escape(tag) for tag in TAGGED]),
+    currency_name="|".join(CURRENCIES),
 
 
 # Too small for a cluster job of their own: run by the Snakemake process that submits the rest.
@@ -72,9 +79,11 @@ def package_code(script):
     )
 
 
-def publish(folder):
-    """Shell command of the publish rules: copy a report's small outputs into a committed folder."""
-    return f"(mkdir -p {folder} && cp {{input}} {folder}/) 2> {{log}}"
+def publish(folder, key=None):
+    """Shell command of the publish rules: copy a report's small outputs (the input `key`, all
+    without one) into a committed folder."""
+    files = f"{{input.{key}}}" if key else "{input}"
+    return f"(mkdir -p {folder} && cp {files} {folder}/) 2> {{log}}"
 
 
 def spec(wildcards):
@@ -104,18 +113,38 @@ def importance_sampling(dataset):
     return config["benchmarks"][dataset]["importance_sampling"]
 
 
+def currency_of(wildcards):
+    """The run's currency (comparison: currencies) by its tag; None for the reproduction's runs."""
+    return TAGGED.get(wildcards.currency)
+
+
+def chain_mechanism(wildcards):
+    """The registered mechanism of the run's ExPriL chain: its currency's, else `mechanism`."""
+    currency = currency_of(wildcards)
+    return mechanisms.get(currency.expril if currency else config["mechanism"])
+
+
+def run_delta(wildcards):
+    """The delta of the run's budget: its currency's, else `delta`."""
+    currency = currency_of(wildcards)
+    return currency.delta if currency else config["delta"]
+
+
 # ExPriL's chain of files for a run, by Pb. 1's reweighting (the {weighting} wildcard): '' to
 # match the target's bin marginals (the paper's), '-mmd' its features' mean embedding in random
-# features (docs/synthetic.md), next to each other as eps1/ and eps1-mmd/.
+# features (docs/synthetic.md), next to each other as eps1/ and eps1-mmd/; in a currency, after
+# its tag (eps1@approx/, eps1@approx-mmd/).
 def by_mmd(wildcards):
     """Whether this run's Pb. 1 matches the target's embedding: on a dataset with an IS step only."""
     return wildcards.weighting == "-mmd" and importance_sampling(wildcards.dataset)
 
 
-def counts_query(dataset):
-    """Whether runs on this dataset start with the bin counts (marginals) query (by MMD, the
-    embedding query replaces it: callers check by_mmd first)."""
-    return mechanisms.get(config["mechanism"]).asks_counts(importance_sampling(dataset))
+def counts_query(wildcards):
+    """Whether the run starts with the bin counts (marginals) query (by MMD, the embedding query
+    replaces it: callers check by_mmd first)."""
+    return chain_mechanism(wildcards).asks_counts(
+        importance_sampling(wildcards.dataset)
+    )
 
 
 def benchmark_setting(wildcards, key):
@@ -150,7 +179,7 @@ def block_dir(wildcards):
 
 
 def eps_dir(wildcards):
-    return f"eps{wildcards.eps}{wildcards.weighting}{wildcards.setting}"
+    return f"eps{wildcards.eps}{wildcards.currency}{wildcards.weighting}{wildcards.setting}"
 
 
 # A run's files before its first network (the weights and error bins, the error query on h_0 and
@@ -160,7 +189,7 @@ def before_model(wildcards):
     """The eps folder of the run's files before its first network."""
     family = chain_family(wildcards)
     axes = [a for a in GRID["families"][family] if a != "model"]
-    return f"eps{wildcards.eps}{wildcards.weighting}{upstream(wildcards, family, axes)}"
+    return f"eps{wildcards.eps}{wildcards.currency}{wildcards.weighting}{upstream(wildcards, family, axes)}"
 
 
 def reweighting_file(wildcards, name):
@@ -187,15 +216,13 @@ def answer_file(wildcards, variant, t):
 def counts_file(wildcards):
     """The bin counts query of the run's chain, on the bins of its setting's snr."""
     bins = upstream(wildcards, chain_family(wildcards), ["snr"])
-    return f"{R}/oracle/{block_dir(wildcards)}/eps{wildcards.eps}{bins}/marginals.npz"
+    return f"{R}/oracle/{block_dir(wildcards)}/eps{wildcards.eps}{wildcards.currency}{bins}/marginals.npz"
 
 
 def embedding_file(wildcards):
     """Pb. 1's query by MMD, in the feature map of its setting's bandwidth."""
     scale = upstream(wildcards, "mmd", ["bandwidth"])
-    return (
-        f"{R}/oracle/{block_dir(wildcards)}/eps{wildcards.eps}-mmd{scale}/embedding.npz"
-    )
+    return f"{R}/oracle/{block_dir(wildcards)}/eps{wildcards.eps}{wildcards.currency}-mmd{scale}/embedding.npz"
 
 
 def previous_ledger(wildcards):
@@ -207,7 +234,7 @@ def previous_ledger(wildcards):
         )
     if by_mmd(wildcards):
         return embedding_file(wildcards).replace(".npz", ".ledger.csv")
-    if counts_query(wildcards.dataset):
+    if counts_query(wildcards):
         return counts_file(wildcards).replace(".npz", ".ledger.csv")
     return []
 
@@ -230,7 +257,7 @@ def reweight_inputs(wildcards):
             "maps": mmd_feature_map(wildcards),
         }
     inputs = {}
-    if counts_query(wildcards.dataset):
+    if counts_query(wildcards):
         bins = upstream(wildcards, chain_family(wildcards), ["snr"])
         inputs["bins"] = (
             f"{R}/learner/{block_dir(wildcards)}/eps{wildcards.eps}{bins}/marginal_bins.npz"

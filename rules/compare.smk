@@ -10,6 +10,7 @@ wildcard_constraints:
 
 localrules:
     compare_methods,
+    comparison_report,
     publish_comparison,
     select_settings,
     publish_tuning,
@@ -20,11 +21,11 @@ rule evaluate_rival:
         target_test=rules.split_target.output.test,
         model=rival_model,
     output:
-        f"{R}/eval/{{dataset}}/{{seeds}}/eps{{eps}}/{{rival}}{{setting}}.csv",
+        f"{R}/eval/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}/{{rival}}{{setting}}.csv",
     log:
-        f"{R}/logs/evaluate_rival/{{dataset}}/{{seeds}}/eps{{eps}}/{{rival}}{{setting}}.log",
+        f"{R}/logs/evaluate_rival/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}/{{rival}}{{setting}}.log",
     benchmark:
-        f"{R}/benchmarks/evaluate_rival/{{dataset}}/{{seeds}}/eps{{eps}}/{{rival}}{{setting}}.tsv"
+        f"{R}/benchmarks/evaluate_rival/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}/{{rival}}{{setting}}.tsv"
     conda:
         "../envs/expril.yaml"
     params:
@@ -34,30 +35,39 @@ rule evaluate_rival:
 
 
 # Against a published study (`comparison: published`, docs/extending.md): its cells of
-# published.CHECKED rerun here first, and mixed only if equal to it.
+# published.CHECKED rerun here first, per currency, and mixed only if equal to it.
 rule check_published:
     input:
-        published=f"{PUBLISHED}/{published.RUNS}" if PUBLISHED else [],
-        evaluations=lambda wc: [f for files in checked_evaluations() for f in files],
+        published=(
+            f"{PUBLISHED}/{{currency_name}}/{published.RUNS}" if PUBLISHED else []
+        ),
+        evaluations=lambda wc: [
+            f for files in checked_evaluations(wc.currency_name) for f in files
+        ],
     output:
-        f"{R}/published/checked.csv",
+        f"{R}/published/{{currency_name}}/checked.csv",
     log:
-        f"{R}/logs/check_published.log",
+        f"{R}/logs/check_published/{{currency_name}}.log",
     conda:
         "../envs/expril.yaml"
     params:
         code=package_code("check_published"),
-        folder=PUBLISHED,
-        cells=lambda wc: checked_cells(),
-        evaluations=lambda wc: checked_evaluations(),
+        folder=lambda wc: published_folder(wc.currency_name),
+        cells=lambda wc: checked_cells(wc.currency_name),
+        evaluations=lambda wc: checked_evaluations(wc.currency_name),
     script:
         "../workflow_scripts/check_published.py"
 
 
+# One table per privacy currency (comparison: currencies), its runs and statistics its own.
 rule compare_methods:
     input:
-        evaluations=lambda wc: sorted({r["evaluation"] for r in reported_runs()}),
-        ledgers=lambda wc: sorted({r["ledger"] for r in reported_runs()}),
+        evaluations=lambda wc: sorted(
+            {r["evaluation"] for r in reported_runs(wc.currency_name)}
+        ),
+        ledgers=lambda wc: sorted(
+            {r["ledger"] for r in reported_runs(wc.currency_name)}
+        ),
         # A published study brings its references, once checked; else h* is trained here.
         reference=(
             []
@@ -70,124 +80,160 @@ rule compare_methods:
         ),
         checked=rules.check_published.output if PUBLISHED else [],
     output:
-        comparison_csv=f"{R}/comparison.csv",
-        comparison_md=report(
-            f"{R}/comparison.md",
-            caption="../report/comparison.rst",
-            category="Comparison",
-        ),
-        runs=f"{R}/comparison_runs.csv",
-        tests=f"{R}/comparison_tests.csv",
-        ranks=f"{R}/comparison_ranks.csv",
-        figure_pdf=f"{R}/privacy_utility.pdf",
+        comparison_csv=f"{R}/comparison/{{currency_name}}/comparison.csv",
+        comparison_md=f"{R}/comparison/{{currency_name}}/comparison.md",
+        runs=f"{R}/comparison/{{currency_name}}/comparison_runs.csv",
+        tests=f"{R}/comparison/{{currency_name}}/comparison_tests.csv",
+        ranks=f"{R}/comparison/{{currency_name}}/comparison_ranks.csv",
+        figure_pdf=f"{R}/comparison/{{currency_name}}/privacy_utility.pdf",
         figure_png=report(
-            f"{R}/privacy_utility.png",
+            f"{R}/comparison/{{currency_name}}/privacy_utility.png",
             caption="../report/privacy_utility.rst",
             category="Comparison",
+            subcategory="{currency_name}",
         ),
-        cd_pdf=f"{R}/critical_difference.pdf",
+        cd_pdf=f"{R}/comparison/{{currency_name}}/critical_difference.pdf",
         cd_png=report(
-            f"{R}/critical_difference.png",
+            f"{R}/comparison/{{currency_name}}/critical_difference.png",
             caption="../report/critical_difference.rst",
             category="Comparison",
+            subcategory="{currency_name}",
         ),
     log:
-        f"{R}/logs/compare_methods.log",
+        f"{R}/logs/compare_methods/{{currency_name}}.log",
     conda:
         "../envs/expril.yaml"
     params:
         code=package_code("compare_methods"),
-        runs=lambda wc: reported_runs(),
-        methods=COMPARISON["methods"],
+        runs=lambda wc: reported_runs(wc.currency_name),
+        currency=lambda wc: CURRENCIES[wc.currency_name],
+        methods=lambda wc: CURRENCIES[wc.currency_name].methods(COMPARISON["methods"]),
         datasets=config["datasets"],
         # Read where they exist, not inputs: a rerun of their release appends to them.
-        histories=lambda wc: histories(),
-        published=PUBLISHED,
+        histories=lambda wc: histories(wc.currency_name),
+        published=lambda wc: published_folder(wc.currency_name),
         iterations=T,
         designs=DESIGNS,
     script:
         "../workflow_scripts/compare_methods.py"
 
 
+# The report: each currency's section, the headline (the first currency) first.
+rule comparison_report:
+    input:
+        expand(rules.compare_methods.output.comparison_md, currency_name=CURRENCIES),
+    output:
+        report(
+            f"{R}/comparison.md",
+            caption="../report/comparison.rst",
+            category="Comparison",
+        ),
+    log:
+        f"{R}/logs/comparison_report.log",
+    conda:
+        "../envs/expril.yaml"
+    shell:
+        "cat {input} > {output} 2> {log}"
+
+
 rule compare:
     input:
-        rules.compare_methods.output,
+        rules.comparison_report.output,
+        expand(rules.compare_methods.output, currency_name=CURRENCIES),
 
 
 # Tuning (docs/comparison.md, "Tuning"): every setting of every method's grid on the calibration
-# seeds, and the choice per method, dataset and eps. Not part of `compare`: `snakemake tune`, then
-# `snakemake publish_tuning` writes data/tuning/ (committed), which the comparison reads.
+# seeds, and the choice per currency, method, dataset and eps. Not part of `compare`: `snakemake
+# tune`, then `snakemake publish_tuning` writes data/tuning/<currency>/ (committed), which the
+# comparison reads.
 rule select_settings:
     input:
-        evaluations=lambda wc: sorted({r["evaluation"] for r in calibration_runs()}),
+        evaluations=lambda wc: sorted(
+            {r["evaluation"] for r in calibration_runs(wc.currency_name)}
+        ),
         grid=COMPARISON["grid"],
     output:
-        calibration=f"{R}/tune/calibration.csv",
-        choice=f"{R}/tune/choice.yaml",
-        markdown=f"{R}/tune/tuning.md",
+        calibration=f"{R}/tune/{{currency_name}}/calibration.csv",
+        choice=f"{R}/tune/{{currency_name}}/choice.yaml",
+        markdown=f"{R}/tune/{{currency_name}}/tuning.md",
     log:
-        f"{R}/logs/select_settings.log",
+        f"{R}/logs/select_settings/{{currency_name}}.log",
     conda:
         "../envs/expril.yaml"
     params:
         code=package_code("select_settings"),
-        runs=lambda wc: calibration_runs(),
-        order=lambda wc: grid_order(),
+        runs=lambda wc: calibration_runs(wc.currency_name),
+        order=lambda wc: grid_order(wc.currency_name),
         iterations=T,
         first_seed=GRID["calibration"]["first_seed"],
         epsilons=EPSILONS,
-        resampled=lambda wc: transferred(),
+        resampled=lambda wc: transferred(wc.currency_name),
     script:
         "../workflow_scripts/select_settings.py"
 
 
 rule tune:
     input:
-        rules.select_settings.output,
+        expand(rules.select_settings.output, currency_name=CURRENCIES),
 
 
 rule publish_tuning:
     input:
-        rules.select_settings.output,
+        **{
+            name: expand(rules.select_settings.output, currency_name=name)
+            for name in CURRENCIES
+        },
     output:
-        "data/tuning/calibration.csv",
-        "data/tuning/choice.yaml",
-        "data/tuning/tuning.md",
+        [
+            f"data/tuning/{name}/{file}"
+            for name in CURRENCIES
+            for file in ("calibration.csv", "choice.yaml", "tuning.md")
+        ],
     log:
         f"{R}/logs/publish_tuning.log",
     conda:
         "../envs/expril.yaml"
     shell:
-        publish("data/tuning")
+        " && ".join(publish(f"data/tuning/{name}", name) for name in CURRENCIES)
 
 
 # Not part of `compare`: after the extended study, `snakemake publish_comparison --configfile
-# config/extended.yaml` copies its small outputs into summary/comparison/ (committed).
+# config/extended.yaml` copies its small outputs into summary/comparison/ (committed): the report,
+# and each currency's tables and figures in a folder of its own.
+PUBLISHED_FILES = (
+    "comparison_csv",
+    "comparison_md",
+    "runs",
+    "tests",
+    "ranks",
+    "figure_png",
+    "cd_png",
+)
+
+
 rule publish_comparison:
     input:
-        [
-            rules.compare_methods.output[name]
-            for name in (
-                "comparison_csv",
-                "comparison_md",
-                "runs",
-                "tests",
-                "ranks",
-                "figure_png",
-                "cd_png",
-            )
-        ],
+        **{
+            name: [
+                expand(rules.compare_methods.output[key], currency_name=name)
+                for key in PUBLISHED_FILES
+            ]
+            for name in CURRENCIES
+        },
+        report=rules.comparison_report.output,
     output:
-        "summary/comparison/comparison.csv",
         "summary/comparison/comparison.md",
-        "summary/comparison/comparison_runs.csv",
-        "summary/comparison/comparison_tests.csv",
-        "summary/comparison/comparison_ranks.csv",
-        "summary/comparison/privacy_utility.png",
-        "summary/comparison/critical_difference.png",
+        [
+            f"summary/comparison/{name}/{Path(rules.compare_methods.output[key]).name}"
+            for name in CURRENCIES
+            for key in PUBLISHED_FILES
+        ],
     log:
         f"{R}/logs/publish_comparison.log",
     conda:
         "../envs/expril.yaml"
     shell:
-        publish("summary/comparison")
+        " && ".join(
+            [publish("summary/comparison", "report")]
+            + [publish(f"summary/comparison/{name}", name) for name in CURRENCIES]
+        )

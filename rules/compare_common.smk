@@ -1,5 +1,6 @@
 # Helpers of the comparison's rules (rules/compare.smk, rules/plugins.smk, docs/comparison.md):
-# the compared methods, the rivals' inputs, and the runs the comparison and the tuning read.
+# the compared methods, the rivals' inputs, and the runs the comparison and the tuning read, per
+# privacy currency (CURRENCIES, rules/common.smk): a currency's table, tuning and runs are its own.
 
 COMPARISON = config["comparison"]
 # The methods other than ExPriL's chain, one module each (expril/plugins/, rules/plugins.smk).
@@ -16,13 +17,19 @@ for _method in COMPARISON["methods"]:
             f"config: comparison: methods lists {_method}-ExPriL, which 'variants' does not run"
         )
 RIVALS = [m for m in COMPARISON["methods"] if m not in grids.VARIANT]
-# A published study whose other methods the comparison reads (docs/extending.md).
+# A published study whose other methods the comparison reads (docs/extending.md): one folder per
+# currency, as publish_comparison writes them.
 PUBLISHED = COMPARISON["published"]
-if PUBLISHED and not os.path.exists(f"{PUBLISHED}/{published.RUNS}"):
-    raise ValueError(
-        f"config: comparison: published: {PUBLISHED} holds no {published.RUNS} (a folder "
-        "publish_comparison wrote, as summary/comparison)"
-    )
+for _currency in CURRENCIES:
+    if PUBLISHED and not os.path.exists(f"{PUBLISHED}/{_currency}/{published.RUNS}"):
+        raise ValueError(
+            f"config: comparison: published: {PUBLISHED} holds no {_currency}/{published.RUNS} (a "
+            "folder publish_comparison wrote, as summary/comparison, one folder per currency)"
+        )
+
+
+def published_folder(currency):
+    return f"{PUBLISHED}/{currency}" if PUBLISHED else None
 
 
 def rival_model(wildcards):
@@ -36,29 +43,35 @@ def configured_bins(wildcards):
     return f"{R}/learner/{wildcards.dataset}/{wildcards.seeds}/eps{wildcards.eps}/marginal_bins.npz"
 
 
-def histories():
+def histories(currency):
     """The append-only record of every release of a plug-in whose noise cannot be replayed (its
-    release takes `history_path`: AIM's), reruns included, for every reported run's release.
+    release takes `history_path`: AIM's), reruns included, for every reported run's release in
+    the currency (its name).
     """
     return [
         base.PROVIDED["history_path"](
-            PLUGINS[m], plugin_context(PLUGINS[m], d, b, e, "")
+            PLUGINS[m], plugin_context(PLUGINS[m], d, b, e, "", CURRENCIES[currency])
         )
         for d in config["datasets"]
         for b in BLOCKS
         for e in EPSILONS
-        for m in RIVALS
+        for m in CURRENCIES[currency].methods(RIVALS)
         if "history_path" in PLUGINS[m].release.arguments()
     ]
 
 
-# The tuned settings (data/tuning/choice.yaml, written by `snakemake tune`): {method: {dataset:
-# {eps: setting}}}; without it, the comparison runs as configured only.
-CHOICE = (
-    yaml.safe_load(open(COMPARISON["choice"]))
-    if os.path.exists(COMPARISON["choice"])
-    else None
-)
+def choice_file(currency):
+    """The currency's tuned settings (`comparison: choice`, its {currency} the name)."""
+    return COMPARISON["choice"].replace("{currency}", currency)
+
+
+@functools.cache
+def choice(currency):
+    """The currency's tuned settings (written by `snakemake tune`, then `publish_tuning`): {method:
+    {dataset: {eps: setting}}}; None without the file: the currency runs as configured only.
+    """
+    path = choice_file(currency)
+    return yaml.safe_load(open(path)) if os.path.exists(path) else None
 
 
 def base_method(method, dataset):
@@ -68,11 +81,11 @@ def base_method(method, dataset):
     return method
 
 
-def method_files(method, dataset, eps, block, suffix):
+def method_files(method, dataset, eps, block, suffix, currency):
     """One method's evaluation file and ledger (the run's account) in one block, under the
-    setting `suffix` of its family."""
+    setting `suffix` of its family, in the currency (its name)."""
     method = base_method(method, dataset)
-    folder = f"{dataset}/{block}/eps{eps}"
+    folder = f"{dataset}/{block}/eps{eps}{CURRENCIES[currency].tag}"
     if method in grids.VARIANT:
         run = f"{folder}{'-mmd' if grids.family(method) == 'mmd' else ''}{suffix}"
         last = f"{variant_dir(grids.VARIANT[method], T - 1)}/errors_t{T - 1}.ledger.csv"
@@ -80,14 +93,17 @@ def method_files(method, dataset, eps, block, suffix):
     plugin = PLUGINS[method]
     return (
         f"{R}/eval/{folder}/{method}{suffix}.csv",
-        plugin.ledger(plugin_context(plugin, dataset, block, eps, suffix)),
+        plugin.ledger(
+            plugin_context(plugin, dataset, block, eps, suffix, CURRENCIES[currency])
+        ),
     )
 
 
-def compared_runs(blocks, columns, methods=COMPARISON["methods"]):
-    """The runs of `methods` in `blocks`, a dict each: method, dataset, eps, the column it stands in
-    and its setting, its evaluation file and ledger. `columns` maps a column's name to the setting
-    of a method at a dataset and eps."""
+def compared_runs(blocks, columns, currency, methods=COMPARISON["methods"]):
+    """The runs of `methods` that run in the currency (its name) in `blocks`, a dict each: method,
+    dataset, eps, the column it stands in and its setting, the currency, its evaluation file and
+    ledger. `columns` maps a column's name to the setting of a method at a dataset and eps.
+    """
     return [
         {
             "method": m,
@@ -95,28 +111,32 @@ def compared_runs(blocks, columns, methods=COMPARISON["methods"]):
             "eps": settings.parse_eps(e),
             "column": column,
             "setting": choose(m, d, e),
+            "currency": currency,
             **dict(
-                zip(("evaluation", "ledger"), method_files(m, d, e, b, choose(m, d, e)))
+                zip(
+                    ("evaluation", "ledger"),
+                    method_files(m, d, e, b, choose(m, d, e), currency),
+                )
             ),
         }
         for column, choose in columns.items()
-        for m in methods
+        for m in CURRENCIES[currency].methods(methods)
         for d in config["datasets"]
         for e in EPSILONS
         for b in blocks
     ]
 
 
-def tuned(method, dataset, eps):
-    """The setting `snakemake tune` chose (COMPARISON["choice"]); an eps it did not see takes the
-    choice of the nearest it did."""
+def tuned(method, dataset, eps, currency):
+    """The setting `snakemake tune` chose in the currency (choice()); an eps it did not see takes
+    the choice of the nearest it did."""
     method = base_method(method, dataset)
-    if dataset not in CHOICE.get(method, {}):
+    if dataset not in choice(currency).get(method, {}):
         raise ValueError(
-            f"{COMPARISON['choice']} has no setting for {method} on {dataset}: run `snakemake tune` "
+            f"{choice_file(currency)} has no setting for {method} on {dataset}: run `snakemake tune` "
             "(and `publish_tuning`) with this configuration, or set comparison: columns: [as configured]"
         )
-    chosen = CHOICE[method][dataset]
+    chosen = choice(currency)[method][dataset]
     if eps not in chosen:
         near = grids.nearest(
             settings.parse_eps(eps), [settings.parse_eps(e) for e in chosen]
@@ -126,14 +146,16 @@ def tuned(method, dataset, eps):
 
 
 @functools.cache
-def reported_runs():
-    """The study's runs: each method as configured and, where a choice exists, tuned
-    (COMPARISON["columns"]); computed when the comparison is planned."""
+def reported_runs(currency):
+    """The study's runs in the currency (its name): each method as configured and, where a choice
+    exists, tuned (COMPARISON["columns"]); computed when the comparison is planned."""
     columns = {"as configured": lambda m, d, e: ""} | (
-        {"tuned": tuned} if CHOICE else {}
+        {"tuned": functools.partial(tuned, currency=currency)}
+        if choice(currency)
+        else {}
     )
     return compared_runs(
-        BLOCKS, {c: columns[c] for c in COMPARISON["columns"] if c in columns}
+        BLOCKS, {c: columns[c] for c in COMPARISON["columns"] if c in columns}, currency
     )
 
 
@@ -144,33 +166,33 @@ DESIGNS = design.designs(config)
 RESAMPLED = [d for d in config["datasets"] if DESIGNS[d].resampled]
 
 
-def transferred():
-    """Per compared method, the datasets whose choice is transferred: RESAMPLED, for ExPriL by MMD
-    those with an IS step (elsewhere it is plain ExPriL)."""
+def transferred(currency):
+    """Per method of the currency (its name), the datasets whose choice is transferred: RESAMPLED,
+    for ExPriL by MMD those with an IS step (elsewhere it is plain ExPriL)."""
     return {
         m: [d for d in RESAMPLED if grids.family(m) != "mmd" or importance_sampling(d)]
-        for m in COMPARISON["methods"]
+        for m in CURRENCIES[currency].methods(COMPARISON["methods"])
     }
 
 
 @functools.cache
-def calibration_runs():
-    """Every setting of every compared method's grid on the calibration seeds (config/tuning.yaml),
-    on the datasets that draw fresh data (not RESAMPLED): ExPriL by MMD on the datasets with an IS
-    step only (elsewhere it is plain ExPriL).
+def calibration_runs(currency):
+    """Every setting of the grid of every method of the currency (its name) on the calibration
+    seeds (config/tuning.yaml), on the datasets that draw fresh data (not RESAMPLED): ExPriL by MMD
+    on the datasets with an IS step only (elsewhere it is plain ExPriL).
     """
     c = GRID["calibration"]
     block = f"{c['first_seed']}-{c['first_seed'] + c['runs'] - 1}"
     calibrated = [settings.format_eps(e) for e in c["epsilons"]]
     runs = []
-    for method in COMPARISON["methods"]:
+    for method in CURRENCIES[currency].methods(COMPARISON["methods"]):
         grid = grids.family(method)
         for s in grids.settings(GRID, grid):
             suffix = grids.suffix(GRID, grid, s)
             runs += [
                 r
                 for r in compared_runs(
-                    [block], {suffix: lambda m, d, e, s=suffix: s}, [method]
+                    [block], {suffix: lambda m, d, e, s=suffix: s}, currency, [method]
                 )
                 if (grid != "mmd" or importance_sampling(r["dataset"]))
                 and r["dataset"] not in RESAMPLED
@@ -184,26 +206,29 @@ def calibration_runs():
     return runs
 
 
-def checked_cells():
-    """The published cells rerun here before mixing (expril.reports.published)."""
+def checked_cells(currency):
+    """The published cells of the currency (its name) rerun here before mixing
+    (expril.reports.published)."""
     epsilons = [settings.parse_eps(e) for e in EPSILONS]
-    return published.checked_cells(PUBLISHED, config["datasets"], epsilons)
+    return published.checked_cells(
+        published_folder(currency), config["datasets"], epsilons
+    )
 
 
-def checked_evaluations():
+def checked_evaluations(currency):
     """Per checked cell, its evaluation files here, one per seed block."""
     return [
-        [method_files(published.CHECKED, d, e, b, setting)[0] for b in BLOCKS]
-        for d, e, _, setting in checked_cells()
+        [method_files(published.CHECKED, d, e, b, s, currency)[0] for b in BLOCKS]
+        for d, e, _, s in checked_cells(currency)
     ]
 
 
-def grid_order():
-    """Each compared method's settings in its grid's order ('' as configured)."""
+def grid_order(currency):
+    """Each method of the currency (its name): its settings in its grid's order ('' as configured)."""
     return {
         m: [
             grids.suffix(GRID, grids.family(m), s)
             for s in grids.settings(GRID, grids.family(m))
         ]
-        for m in COMPARISON["methods"]
+        for m in CURRENCIES[currency].methods(COMPARISON["methods"])
     }

@@ -56,12 +56,12 @@ rule reweight_source:
         unpack(reweight_inputs),
         source=rules.generate_data.output.source,
     output:
-        weights=f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}{{setting}}/weights.npz",
-        bins=f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}{{setting}}/error_bins.npz",
+        weights=f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{weighting}}{{setting}}/weights.npz",
+        bins=f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{weighting}}{{setting}}/error_bins.npz",
     log:
-        f"{R}/logs/reweight_source/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}{{setting}}.log",
+        f"{R}/logs/reweight_source/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{weighting}}{{setting}}.log",
     benchmark:
-        f"{R}/benchmarks/reweight_source/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}{{setting}}.tsv"
+        f"{R}/benchmarks/reweight_source/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{weighting}}{{setting}}.tsv"
     conda:
         "../envs/expril.yaml"
     params:
@@ -96,15 +96,15 @@ rule estimate_labels:
         answers=lambda wc: [answer_file(wc, wc.variant, l) for l in equation_blocks(wc)],
         counts=lambda wc: (
             counts_file(wc)
-            if mechanisms.get(config["mechanism"]).uses_counts and not by_mmd(wc)
+            if chain_mechanism(wc).uses_counts and not by_mmd(wc)
             else []
         ),
     output:
-        f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}{{setting}}/{{variant}}/labels_t{{t}}.npz",
+        f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{weighting}}{{setting}}/{{variant}}/labels_t{{t}}.npz",
     log:
-        f"{R}/logs/estimate_labels/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}{{setting}}/{{variant}}/t{{t}}.log",
+        f"{R}/logs/estimate_labels/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{weighting}}{{setting}}/{{variant}}/t{{t}}.log",
     benchmark:
-        f"{R}/benchmarks/estimate_labels/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}{{setting}}/{{variant}}/t{{t}}.tsv"
+        f"{R}/benchmarks/estimate_labels/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{weighting}}{{setting}}/{{variant}}/t{{t}}.tsv"
     conda:
         "../envs/expril.yaml"
     resources:
@@ -124,11 +124,11 @@ rule train_hypothesis:
         weights=lambda wc: reweighting_file(wc, "weights"),
         labels=labels_file,
     output:
-        f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}{{setting}}/{{variant}}/model_t{{t}}.npz",
+        f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{weighting}}{{setting}}/{{variant}}/model_t{{t}}.npz",
     log:
-        f"{R}/logs/train_hypothesis/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}{{setting}}/{{variant}}/t{{t}}.log",
+        f"{R}/logs/train_hypothesis/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{weighting}}{{setting}}/{{variant}}/t{{t}}.log",
     benchmark:
-        f"{R}/benchmarks/train_hypothesis/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}{{setting}}/{{variant}}/t{{t}}.tsv"
+        f"{R}/benchmarks/train_hypothesis/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{weighting}}{{setting}}/{{variant}}/t{{t}}.tsv"
     conda:
         "../envs/expril.yaml"
     threads: 1

@@ -10,12 +10,12 @@ rule oracle_marginals:
         target_val=rules.split_target.output.val,
         bins=rules.make_bins.output[0],
     output:
-        answers=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}{{setting}}/marginals.npz",
-        ledger=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}{{setting}}/marginals.ledger.csv",
+        answers=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{setting}}/marginals.npz",
+        ledger=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{setting}}/marginals.ledger.csv",
     log:
-        f"{R}/logs/oracle_marginals/{{dataset}}/{{seeds}}/eps{{eps}}{{setting}}.log",
+        f"{R}/logs/oracle_marginals/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{setting}}.log",
     benchmark:
-        f"{R}/benchmarks/oracle_marginals/{{dataset}}/{{seeds}}/eps{{eps}}{{setting}}.tsv"
+        f"{R}/benchmarks/oracle_marginals/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{setting}}.tsv"
     conda:
         "../envs/expril.yaml"
     params:
@@ -32,12 +32,12 @@ rule oracle_embedding:
         target_val=rules.split_target.output.val,
         maps=mmd_feature_map,
     output:
-        answers=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}-mmd{{setting}}/embedding.npz",
-        ledger=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}-mmd{{setting}}/embedding.ledger.csv",
+        answers=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}-mmd{{setting}}/embedding.npz",
+        ledger=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}-mmd{{setting}}/embedding.ledger.csv",
     log:
-        f"{R}/logs/oracle_embedding/{{dataset}}/{{seeds}}/eps{{eps}}{{setting}}.log",
+        f"{R}/logs/oracle_embedding/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{setting}}.log",
     benchmark:
-        f"{R}/benchmarks/oracle_embedding/{{dataset}}/{{seeds}}/eps{{eps}}{{setting}}.tsv"
+        f"{R}/benchmarks/oracle_embedding/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{setting}}.tsv"
     conda:
         "../envs/expril.yaml"
     params:
@@ -54,12 +54,12 @@ rule oracle_errors:
         model=lambda wc: model_file(wc, wc.variant, int(wc.t)),
         previous_ledger=previous_ledger,
     output:
-        answers=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}{{setting}}/{{variant}}/errors_t{{t}}.npz",
-        ledger=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}{{setting}}/{{variant}}/errors_t{{t}}.ledger.csv",
+        answers=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{weighting}}{{setting}}/{{variant}}/errors_t{{t}}.npz",
+        ledger=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{weighting}}{{setting}}/{{variant}}/errors_t{{t}}.ledger.csv",
     log:
-        f"{R}/logs/oracle_errors/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}{{setting}}/{{variant}}/t{{t}}.log",
+        f"{R}/logs/oracle_errors/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{weighting}}{{setting}}/{{variant}}/t{{t}}.log",
     benchmark:
-        f"{R}/benchmarks/oracle_errors/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}{{setting}}/{{variant}}/t{{t}}.tsv"
+        f"{R}/benchmarks/oracle_errors/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{weighting}}{{setting}}/{{variant}}/t{{t}}.tsv"
     conda:
         "../envs/expril.yaml"
     resources:

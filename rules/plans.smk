@@ -6,22 +6,23 @@
 
 PLANS = {
     # ExPriL's bin counts and error queries (Eq. 14: lambda = d (T+1) / eps), on the dataset's bins.
-    "expril": lambda wildcards, eps, delta: mechanisms.get(config["mechanism"])(
+    "expril": lambda wildcards, eps, delta: chain_mechanism(wildcards)(
         eps,
         delta,
         settings.feature_count(spec(wildcards)),
         T,
         spec(wildcards)["importance_sampling"],
     ),
-    # Pb. 1 by MMD: a Gaussian release with the bin counts query's share of eps, eps / (T+1).
-    "embedding": lambda wildcards, eps, delta: mechanisms.MeanEmbedding(
-        eps, delta, n_val(wildcards), T
-    ),
+    # Pb. 1 by MMD: a Gaussian release with the bin counts query's share of the run's budget,
+    # accounted as the chain's other queries are (mechanisms.embedding_for).
+    "embedding": lambda wildcards, eps, delta: mechanisms.embedding_for(
+        chain_mechanism(wildcards)
+    )(eps, delta, n_val(wildcards), T),
 }
 
 
 def privacy_plan(release):
     """The `mechanism` param of the rules making (or reading) `release`, a key of PLANS."""
     return lambda wildcards: PLANS[release](
-        wildcards, settings.parse_eps(wildcards.eps), config["delta"]
+        wildcards, settings.parse_eps(wildcards.eps), run_delta(wildcards)
     ).param() | {"secret_digest": SECRET_DIGEST}

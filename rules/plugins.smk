@@ -8,7 +8,8 @@ for _method in PLUGINS.values():
     gate.declared(_method, GRID)
 
 
-def plugin_context(method, dataset, seeds, eps, setting):
+def plugin_context(method, dataset, seeds, eps, setting, currency):
+    """`currency`: the job's Currency (expril/workflow/currency.py)."""
     return context.Context(
         config,
         GRID,
@@ -18,12 +19,18 @@ def plugin_context(method, dataset, seeds, eps, setting):
         eps,
         setting,
         functools.partial(feature_map_file, dataset, seeds),
+        currency,
     )
 
 
 def job_context(method, wildcards):
     return plugin_context(
-        method, wildcards.dataset, wildcards.seeds, wildcards.eps, wildcards.setting
+        method,
+        wildcards.dataset,
+        wildcards.seeds,
+        wildcards.eps,
+        wildcards.setting,
+        currency_of(wildcards),
     )
 
 
@@ -55,7 +62,7 @@ def plugin_inputs(method, step):
 
 
 def plugin_outputs(method, step):
-    out = f"{method.folder(step, R, '{dataset}', '{seeds}', '{eps}', '{setting}')}/{step.file}"
+    out = f"{method.folder(step, R, '{dataset}', '{seeds}', '{eps}{currency}', '{setting}')}/{step.file}"
     return {"out": out} | ({"ledger": base.ledger_of(out)} if step.release else {})
 
 
@@ -76,7 +83,10 @@ def plugin_params(method, step):
     if step.params is not None:
         params["own"] = lambda wc: step.params(job_context(method, wc))
     if step.release:
-        params["budget"] = lambda wc: [settings.parse_eps(wc.eps), config["delta"]]
+        params["budget"] = lambda wc: [
+            settings.parse_eps(wc.eps),
+            job_context(method, wc).delta,
+        ]
     return params
 
 
@@ -99,9 +109,9 @@ for _method in PLUGINS.values():
             output:
                 **plugin_outputs(_method, _step),
             log:
-                f"{R}/logs/{_step.rule}/{{dataset}}/{{seeds}}/eps{{eps}}{{setting}}.log",
+                f"{R}/logs/{_step.rule}/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{setting}}.log",
             benchmark:
-                f"{R}/benchmarks/{_step.rule}/{{dataset}}/{{seeds}}/eps{{eps}}{{setting}}.tsv"
+                f"{R}/benchmarks/{_step.rule}/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{setting}}.tsv"
             conda:
                 "../envs/expril.yaml"
             threads: 1

@@ -14,4 +14,5 @@ comparison.compare(
     out=dict(snakemake.output),
     histories=snakemake.params.histories,
     published_folder=snakemake.params.published,
+    currency=snakemake.params.currency,
 )

@@ -1,8 +1,8 @@
 """Marginal-based synthetic data, AIM or MST from OpenDP (expril.rivals.aim, docs/synthetic.md), as a
 plug-in: the curator's one release, records drawn from a graphical model fitted on its validation
-split discretised on ExPriL's bins as configured (the learner's first query's), in pure DP; the
-learner's network trained on them. The release is the same for every setting, which differ in the
-final network alone."""
+split discretised on ExPriL's bins as configured (the learner's first query's), in pure DP or in
+zCDP as the currency says; the learner's network trained on them. The release is the same for
+every setting, which differ in the final network alone."""
 
 import numpy as np
 
@@ -20,26 +20,29 @@ from expril.steps.blocks import load_bins, load_block, log, timed, train_on_reco
 def aim_release(val_path, bins_path, out_path, ledger_path, history_path, name, mechanism, rows, threads):
     """Marginal-based synthetic data (expril.rivals.aim): the curator's validation split
     discretised on the learner's bins, a graphical model fitted by AIM or MST (the mechanism's
-    name) with the run's eps in pure DP, and `rows` labelled records (bin indices) drawn from it
-    and released. OpenDP's noise is not seeded: every release is also appended to the split's
-    history (`history_path`), reruns included."""
+    algorithm) with the run's budget in the mechanism's measure (pure DP's eps or zCDP's rho),
+    and `rows` labelled records (bin indices) drawn from it and released. OpenDP's noise is not
+    seeded: every release is also appended to the split's history (`history_path`), reruns
+    included."""
     mechanism = mechanisms.from_param(mechanism)
     val = load_block(val_path, ("x", "y"))
     seeds = val["seeds"]
     edges = load_bins(bins_path, seeds)
     secret, ids, y = noise.secret(), [], []
     for b, seed in enumerate(seeds):
-        model, spent = aim.fit(val["x"][b], val["y"][b], edges[b], mechanism.eps, mechanism.name, threads)
-        if not spent <= mechanism.eps:
+        measure, budget = mechanism.budget
+        model, spent = aim.fit(val["x"][b], val["y"][b], edges[b], budget, mechanism.algorithm, threads, measure)
+        if not spent <= budget:
             raise ledger.BudgetError(
-                f"{name} seed {seed}: OpenDP accounts eps {spent} for {mechanism.name}, above the run's {mechanism.eps}"
+                f"{name} seed {seed}: OpenDP accounts {measure} {spent} for {mechanism.name}, above the run's {budget}"
             )
         sizes = binning.bin_counts(edges[b]).tolist() + [2]
         records = aim.synthesize(model, sizes, rows, rng("synthesis", secret, name, int(seed), repr(mechanism.eps)))
         log.info(
-            "seed %d: %s model, eps %.6g accounted; positive rate of the records %.3f",
+            "seed %d: %s model, %s %.6g accounted; positive rate of the records %.3f",
             seed,
             mechanism.name,
+            measure,
             spent,
             records[1].mean(),
         )
@@ -87,8 +90,9 @@ class AIM(Method):
     )
 
     def mechanism(self, ctx):
-        """One release in pure DP with the run's eps (its delta unspent)."""
-        return mechanisms.get(ctx.config["comparison"]["aim"]["algorithm"])(ctx.eps, ctx.delta)
+        """One release with the run's budget, in the currency's accounting: pure DP (`aim`, `mst`:
+        its delta unspent) or zCDP (`aim-zcdp`, `mst-zcdp`: the rho of its (eps, delta))."""
+        return mechanisms.get(ctx.mechanism)(ctx.eps, ctx.delta)
 
 
 register(AIM())

@@ -70,14 +70,15 @@ class Method(ABC):
     def step(self, rule):
         return next(s for s in self.steps if s.rule == rule)
 
-    def folder(self, step, results, dataset, seeds, eps_text, suffix):
+    def folder(self, step, results, dataset, seeds, eps_folder, suffix):
+        """`eps_folder`: the eps and the currency's tag (Context.eps_folder)."""
         part = "oracle" if step.release else "learner"
-        return f"{results}/{part}/{dataset}/{seeds}/eps{eps_text}/{self.name}{suffix}"
+        return f"{results}/{part}/{dataset}/{seeds}/eps{eps_folder}/{self.name}{suffix}"
 
     def output(self, step, ctx):
         """The file `step` writes for the job `ctx` describes, at the suffix of the step's axes."""
         suffix = ctx.suffix(step.axes)
-        return f"{self.folder(step, ctx.config['results'], ctx.dataset, ctx.seeds, ctx.eps_text, suffix)}/{step.file}"
+        return f"{self.folder(step, ctx.config['results'], ctx.dataset, ctx.seeds, ctx.eps_folder, suffix)}/{step.file}"
 
     def ledger(self, ctx):
         """The release's ledger for the job `ctx` describes."""

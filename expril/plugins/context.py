@@ -11,7 +11,8 @@ from expril.workflow import grids
 @dataclass(frozen=True)
 class Context:
     """What a method knows of one job when the workflow plans it: the configuration, the tuning
-    grid, the job's dataset, seed block, eps and setting."""
+    grid, the job's dataset, seed block, eps, setting and privacy currency
+    (expril.workflow.currency)."""
 
     config: dict
     grid: dict
@@ -22,6 +23,12 @@ class Context:
     setting_text: str
     # D -> the learner's random feature map of the job's block with D features (rules/settings.smk).
     feature_map: Callable = field(repr=False)
+    currency: object = None  # a Currency; None outside the comparison's currencies
+
+    @property
+    def eps_folder(self):
+        """The eps part of the job's paths: its eps and its currency's tag (1@approx)."""
+        return self.eps_text + (self.currency.tag if self.currency else "")
 
     @property
     def spec(self):
@@ -33,7 +40,20 @@ class Context:
 
     @property
     def delta(self):
-        return self.config["delta"]
+        """The delta of the run's budget: its currency's (else the configuration's `delta`)."""
+        return self.currency.delta if self.currency else self.config["delta"]
+
+    @property
+    def mechanism(self):
+        """The registered mechanism the job's currency names for this method (`comparison:
+        currencies: <name>: mechanisms`)."""
+        if self.currency is None or self.family not in self.currency.mechanisms:
+            where = f"currency {self.currency.name!r}" if self.currency else "no currency"
+            raise ValueError(
+                f"{self.family} on {self.dataset} at eps {self.eps_text}: {where} names no mechanism for it "
+                "(config: comparison: currencies: <name>: mechanisms)"
+            )
+        return self.currency.mechanisms[self.family]
 
     @property
     def setting(self):

@@ -65,11 +65,24 @@ def _required(step):
 
 
 def planned(method, ctx):
-    """The release's mechanism for the job `ctx`, refused if it is not a registered mechanism or
-    plans to spend more than the run's (eps, delta)."""
+    """The release's mechanism for the job `ctx`, refused if it is not a registered mechanism, is
+    not the one the job's currency names for the method, protects other neighbours than the
+    currency's, or plans to spend more than the run's (eps, delta)."""
     mechanism = method.mechanism(ctx)
     if not isinstance(mechanism, Mechanism) or MECHANISMS.get(mechanism.name) is not type(mechanism):
         refuse(method, f"its release applies {mechanism!r}, not a registered mechanism (expril.privacy.mechanisms)")
+    if ctx.currency is not None and mechanism.name != ctx.mechanism:
+        refuse(
+            method,
+            f"its release applies {mechanism.name!r} where currency {ctx.currency.name!r} names "
+            f"{ctx.mechanism!r} for it (config: comparison: currencies)",
+        )
+    if ctx.currency is not None and mechanism.neighbours != ctx.currency.relation:
+        refuse(
+            method,
+            f"its release protects neighbours that {mechanism.neighbours}, not currency "
+            f"{ctx.currency.name!r}'s ({ctx.currency.relation})",
+        )
     eps, delta = mechanism.compose([mechanism.cost()] * mechanism.planned_queries)
     budget = (ctx.eps, ctx.delta)
     for spent in ((mechanism.eps, mechanism.delta), (eps, delta)):

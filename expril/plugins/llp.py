@@ -92,9 +92,10 @@ class LLP(Method):
     )
 
     def mechanism(self, ctx):
-        """`counts` planned for one iteration: its bin counts query and its error query on h_0 = 1
-        spend the run's eps (lambda = 2d/eps)."""
-        return mechanisms.get("counts")(ctx.eps, ctx.delta, ctx.features, 1, ctx.spec["importance_sampling"])
+        """The currency's counts mechanism (`counts`, `gaussian-counts`) planned for one iteration:
+        its bin counts query and its error query on h_0 = 1 spend the run's budget (`counts`:
+        lambda = 2d/eps)."""
+        return mechanisms.get(ctx.mechanism)(ctx.eps, ctx.delta, ctx.features, 1, ctx.spec["importance_sampling"])
 
 
 register(LLP())

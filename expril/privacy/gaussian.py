@@ -6,6 +6,7 @@ from functools import cached_property
 
 from expril.privacy import calibration, noise
 from expril.privacy.base import RECORD, Mechanism, register
+from expril.privacy.zcdp import ZCDP
 
 
 class Gaussian(Mechanism):
@@ -66,6 +67,31 @@ class MeanEmbedding(Gaussian):
     @property
     def planned_queries(self):
         return self.iterations + 1
+
+
+@register
+class ZCDPEmbedding(ZCDP, MeanEmbedding):
+    """Pb. 1's embedding query of a run by MMD whose error queries are `gaussian-counts`: the same
+    release as `rff-embedding`, its noise sized in zCDP (expril.privacy.zcdp) with the share of the
+    run's rho every query of the run gets, rho / (T+1), that of the bin counts query it replaces.
+    Its rho joins the error queries' in the ledger, and the run's (eps, delta) is their sum
+    converted once: the embedding's delta does not add to theirs (as `rff-embedding`'s would, by
+    basic composition)."""
+
+    name = "zcdp-embedding"
+
+    @cached_property
+    def noise_std(self):
+        return calibration.zcdp_std(self.rho_share, self.sensitivity)
+
+    @cached_property
+    def rho(self):
+        """The query's rho, as OpenDP's privacy map states it for the noise drawn."""
+        return calibration.gaussian_rho(self.noise_std, self.sensitivity)
+
+    @property
+    def query_eps(self):
+        return self.query_cost()[0]
 
 
 @register

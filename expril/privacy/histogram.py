@@ -11,6 +11,7 @@ import numpy as np
 from expril.method.binning import bin_sums
 from expril.privacy import calibration, noise
 from expril.privacy.base import RECORD, Mechanism, register
+from expril.privacy.zcdp import ZCDP
 
 # The bin counts query's name in the ledger and in its noise stream; other queries are error queries.
 COUNTS_QUERY = "marginals"
@@ -144,13 +145,12 @@ class Counts(Histogram):
 
 
 @register
-class GaussianCounts(Counts):
+class GaussianCounts(ZCDP, Counts):
     """`counts`' releases (noisy counts only, every ratio computed by the learner) with Gaussian
-    noise calibrated in zero-concentrated DP, for runs at (eps, delta) as DP-SGD's and DP-MERF's.
-    One query's d histograms move by 1 in one bin each when a record is added or removed: L2
-    sensitivity sqrt(d). The run's (eps, delta) gives the largest rho that converts back within
-    it (calibration.zcdp_budget), split equally over the planned queries: each query is
-    rho_q-zCDP with std sqrt(d) / sqrt(2 rho_q); no noise at eps = inf.
+    noise calibrated in zero-concentrated DP (expril.privacy.zcdp), for runs at (eps, delta) as
+    DP-SGD's and DP-MERF's. One query's d histograms move by 1 in one bin each when a record is
+    added or removed: L2 sensitivity sqrt(d). Each query gets an equal share of the run's rho, with
+    std sqrt(d) / sqrt(2 rho_q); no noise at eps = inf.
 
     zCDP composes by adding rho, tighter than adding each query's (eps, delta): the run's total
     is its queries' rho summed and converted once (`compose`), NOT the sum of the per-query
@@ -158,10 +158,6 @@ class GaussianCounts(Counts):
     run's delta."""
 
     name = "gaussian-counts"
-    needs_delta = True
-    # The share of rho each query gets is this much below rho / Q, so that the rounding of the
-    # float arithmetic (OpenDP's maps round up) never lifts Q queries above the run's eps.
-    ROUNDING = 1e-12
 
     @property
     def sensitivity(self):
@@ -171,8 +167,7 @@ class GaussianCounts(Counts):
     @cached_property
     def scale(self):
         """The noise's std, sqrt(d) / sqrt(2 rho_q), rho_q the query's share of the run's rho."""
-        rho = calibration.zcdp_budget(self.eps, self.delta) / self.planned_queries * (1 - self.ROUNDING)
-        return calibration.zcdp_std(rho, self.sensitivity)
+        return calibration.zcdp_std(self.rho_share, self.sensitivity)
 
     @cached_property
     def rho(self):
@@ -181,18 +176,3 @@ class GaussianCounts(Counts):
 
     def noise(self, generator, size):
         return noise.gaussian(np.zeros(size), generator, self.scale)
-
-    def query_cost(self, query=None):
-        return calibration.zcdp_epsilon(self.rho, self.delta)
-
-    def compose(self, costs):
-        """The rho of this mechanism's queries added up and converted once to (eps, delta); a
-        query without rho (another mechanism's in the same chain) adds its (eps, delta) to it by
-        basic composition."""
-        rhos = [rho for *_, rho in costs if not math.isnan(rho)]
-        others = [(e, d) for e, d, rho in costs if math.isnan(rho)]
-        zcdp = calibration.zcdp_epsilon(sum(rhos), self.delta) if rhos else (0.0, 0.0)
-        return super().compose([zcdp, *others])
-
-    def ledger_fields(self, query=None):
-        return super().ledger_fields(query) | {"rho": self.rho}

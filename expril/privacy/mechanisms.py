@@ -4,7 +4,8 @@ here on import, and rules and steps name a mechanism by its registered name.
 Rules receive a mechanism as one param, `Mechanism.param()`, a plain dict; the steps rebuild the
 object with `from_param`. The families: the oracle's histograms (`Histogram`: `paper`, `counts`,
 `gaussian-counts`; `dirichlet`), DP-SGD (`dpsgd`), Gaussian releases of mean embeddings (`rff-embedding`,
-`dp-merf`) and marginal-based synthetic data (`aim`, `mst`). How large each one's noise is:
+`zcdp-embedding`, `dp-merf`) and marginal-based synthetic data (`aim`, `mst`, `aim-zcdp`,
+`mst-zcdp`). The zCDP ones share their accounting, expril.privacy.zcdp. How large each one's noise is:
 expril.privacy.calibration; where it is drawn: expril.privacy.noise; where it is recorded:
 expril.privacy.ledger.
 """
@@ -14,18 +15,21 @@ import inspect
 from expril.privacy.base import LABEL, MECHANISMS, RECORD, Mechanism
 from expril.privacy.dirichlet import Dirichlet
 from expril.privacy.dpsgd import DPSGD
-from expril.privacy.gaussian import DPMERF, MeanEmbedding
+from expril.privacy.gaussian import DPMERF, MeanEmbedding, ZCDPEmbedding
 from expril.privacy.histogram import COUNTS_QUERY, Counts, GaussianCounts, Histogram, Paper
-from expril.privacy.synthesis import AIM, MST
+from expril.privacy.synthesis import AIM, MST, AIMzCDP, MSTzCDP
+from expril.privacy.zcdp import ZCDP
 
 __all__ = [
     "AIM",
+    "AIMzCDP",
     "COUNTS_QUERY",
     "DPMERF",
     "DPSGD",
     "LABEL",
     "MECHANISMS",
     "MST",
+    "MSTzCDP",
     "RECORD",
     "Counts",
     "Dirichlet",
@@ -34,6 +38,8 @@ __all__ = [
     "MeanEmbedding",
     "Mechanism",
     "Paper",
+    "ZCDPEmbedding",
+    "embedding_for",
     "from_param",
     "get",
 ]
@@ -43,6 +49,14 @@ def get(name):
     if name not in MECHANISMS:
         raise ValueError(f"unknown mechanism {name!r}, expected one of {sorted(MECHANISMS)}")
     return MECHANISMS[name]
+
+
+def embedding_for(chain):
+    """The mechanism of Pb. 1's embedding query in a run by MMD whose error queries are `chain`'s (a
+    Histogram class): accounted as they are, so that the run spends its (eps, delta) once: in zCDP
+    beside zCDP (`zcdp-embedding`, its rho added to theirs, docs/privacy.md), else by basic
+    composition (`rff-embedding`, its (eps / (T+1), delta) added to their pure eps)."""
+    return ZCDPEmbedding if issubclass(chain, ZCDP) else MeanEmbedding
 
 
 def from_param(param):

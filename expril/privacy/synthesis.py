@@ -1,6 +1,10 @@
-"""Marginal-based synthetic data (AIM, MST from OpenDP): one release in pure DP."""
+"""Marginal-based synthetic data (AIM, MST from OpenDP): one release, in pure DP (`aim`, `mst`) or
+in OpenDP's native zero-concentrated DP (`aim-zcdp`, `mst-zcdp`)."""
+
+from functools import cached_property
 
 from expril.privacy.base import RECORD, Mechanism, register
+from expril.privacy.zcdp import ZCDP
 
 
 class MarginalSynthesis(Mechanism):
@@ -11,16 +15,46 @@ class MarginalSynthesis(Mechanism):
     neighbours = RECORD
     planned_queries = 1
     keyed_noise = False  # OpenDP draws its measurements' noise itself
+    algorithm: str  # expril.rivals.aim.ALGORITHMS
+
+    @property
+    def budget(self):
+        """(OpenDP's privacy measure, the amount the release may spend in it)."""
+        return "epsilon", self.eps
 
     def query_cost(self, query=None):
         return self.eps, 0.0
 
 
+class ZCDPSynthesis(ZCDP, MarginalSynthesis):
+    """The same release in OpenDP's zero-concentrated DP (Gaussian measurements): the rho of the
+    run's (eps, delta) (expril.privacy.zcdp), all of it to the one release; OpenDP splits it between
+    its measurements and accounts for it."""
+
+    @cached_property
+    def rho(self):
+        return self.rho_share
+
+    @property
+    def budget(self):
+        return "rho", self.rho
+
+
 @register
 class AIM(MarginalSynthesis):
-    name = "aim"
+    name, algorithm = "aim", "aim"
 
 
 @register
 class MST(MarginalSynthesis):
-    name = "mst"
+    name, algorithm = "mst", "mst"
+
+
+@register
+class AIMzCDP(ZCDPSynthesis):
+    name, algorithm = "aim-zcdp", "aim"
+
+
+@register
+class MSTzCDP(ZCDPSynthesis):
+    name, algorithm = "mst-zcdp", "mst"

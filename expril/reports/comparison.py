@@ -14,6 +14,7 @@ from expril import io, settings
 from expril.plugins import registry
 from expril.privacy import ledger
 from expril.reports import published, reproduction, statistics
+from expril.workflow.currency import check_ledgers
 
 # Each method's name in the report: ExPriL's, the plug-in methods' own (expril/plugins/), the references'.
 NAMES = {
@@ -110,7 +111,11 @@ def privacy(runs):
     for run in runs:
         if run["ledger"] not in books:
             books[run["ledger"]] = pd.read_csv(run["ledger"])
-        frames.append(books[run["ledger"]].assign(method=run["method"], column=run["column"]))
+        frames.append(
+            books[run["ledger"]].assign(
+                method=run["method"], column=run["column"], eps=float(run["eps"]), ledger=run["ledger"]
+            )
+        )
     rows = pd.concat(frames, ignore_index=True)
     per_run = rows.groupby(["dataset", "method", "eps_budget", "column", "seed"]).agg(
         eps_spent=("eps_total", "max"),
@@ -348,16 +353,32 @@ def _grid(table, tests, methods, datasets, column, caption):
     return lines
 
 
-def markdown(table, tests, ranking, methods, datasets, primary, repeats=frozenset(), resampled=()):
-    """The comparison as Markdown: the primary column's accuracy table (tuned where a choice
-    exists) with its marks, the other column, the settings chosen, the references, the leaders,
-    the privacy each method spent, the rank tests and the paired tests. `repeats`: plain_repeats(),
-    left out of the leaders (where they would only tie) and of the tuning's effect; `resampled`:
-    the datasets whose runs resample one record pool, whose tuned settings were transferred."""
+def heading(currency, methods):
+    """A currency's section heading: its (eps, delta) and neighbour relation, and what each method
+    spends in it."""
+    spends = ", ".join(f"{NAMES[m]} `{currency.mechanisms[m]}`" for m in methods if m in currency.mechanisms)
+    return [
+        f"## {currency.describe()}: currency `{currency.name}`",
+        "",
+        f"Every method of this section spends at most the same ε per run and δ = {currency.delta:g}, under "
+        f"{currency.relation} neighbours; every ledger row of its runs was checked to agree. Mechanisms: "
+        f"{spends}.",
+        "",
+    ]
+
+
+def markdown(table, tests, ranking, methods, datasets, primary, repeats=frozenset(), resampled=(), currency=None):
+    """The comparison as Markdown: the currency's heading, the primary column's accuracy table
+    (tuned where a choice exists) with its marks, the other column, the settings chosen, the
+    references, the leaders, the privacy each method spent, the rank tests and the paired tests.
+    `repeats`: plain_repeats(), left out of the leaders (where they would only tie) and of the
+    tuning's effect; `resampled`: the datasets whose runs resample one record pool, whose tuned
+    settings were transferred."""
     shown = [d for d in datasets if d in set(table.dataset)]
     runs = table[table.column == primary].n_runs
     n = f"{runs.min()}" if runs.min() == runs.max() else f"{runs.min()} to {runs.max()}"
-    lines = _grid(
+    lines = heading(currency, methods) if currency else []
+    lines += _grid(
         table,
         tests,
         methods,
@@ -631,13 +652,27 @@ def history_note(history):
     )
 
 
-def compare(runs, reference_files, methods, datasets, iterations, designs, out, histories=(), published_folder=None):
+def compare(
+    runs,
+    reference_files,
+    methods,
+    datasets,
+    iterations,
+    designs,
+    out,
+    histories=(),
+    published_folder=None,
+    currency=None,
+):
     """Write every run's accuracy, the comparison table (CSV, Markdown), the paired tests, the
     rank tests and the figures to `out`'s paths, from the runs the workflow lists (`runs`: dicts
     with method, dataset, eps, column, setting, evaluation and ledger files; rules/compare_common.smk)
     and, beside `methods`, the other methods and the references of a published study. `designs`:
-    expril.reports.design.designs() of the configuration."""
+    expril.reports.design.designs() of the configuration. `currency` (expril.workflow.currency):
+    the table's; every ledger row of its runs must agree with it (currency.check_ledgers)."""
     accuracy, (spent, books) = read_runs(runs, iterations), privacy(runs)
+    if currency is not None:
+        check_ledgers(books, currency)
     if published_folder is None:
         accuracy = pd.concat([accuracy, reference_runs(reference_files)], ignore_index=True)
     else:
@@ -658,7 +693,7 @@ def compare(runs, reference_files, methods, datasets, iterations, designs, out, 
     )
     repeats = plain_repeats(accuracy)
     resampled = [d for d, design in designs.items() if design.resampled]
-    md = markdown(table, tests, ranking, methods, datasets, primary, repeats, resampled)
+    md = markdown(table, tests, ranking, methods, datasets, primary, repeats, resampled, currency)
     io.save_text(out["comparison_md"], md + note)
     figure(accuracy, table, methods, datasets, primary, out["figure_pdf"], out["figure_png"], repeats)
     cd_figure(ranking, ranks, out["cd_pdf"], out["cd_png"])

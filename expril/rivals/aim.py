@@ -1,6 +1,7 @@
 """Marginal-based synthetic data with AIM (McKenna, Mullins, Sheldon and Miklau, VLDB 2022) or MST
 (McKenna, Miklau and Sheldon 2021), as OpenDP implements them on Private-PGM (`opendp.extras.mbi`,
-`mbi`), in pure DP (max divergence: Laplace measurements, report-noisy-max selection).
+`mbi`), in pure DP (max divergence: Laplace measurements, report-noisy-max selection) or in
+zero-concentrated DP (Gaussian measurements, the same selection), as OpenDP accounts both.
 
 The curator holds its validation split discretised on the learner's bins (public: quantiles of
 the source), one column per feature (its bin) and the label. AIM's workload is every (feature,
@@ -122,10 +123,12 @@ def _select_within_budget(select):
     return margined
 
 
-def fit(x, y, edges, eps, algorithm="aim", threads=1):
+def fit(x, y, edges, eps, algorithm="aim", threads=1, measure="epsilon"):
     """The graphical model of the curator's records (x (n, d), y (n,)) on the bins `edges`, and
-    the eps the library accounts for it (add/remove one record). Columns are the features' bin
-    indices and the label; OpenDP adds a null category to each (last index), which holds no record."""
+    what the library accounts for it (add/remove one record), in its privacy `measure`: `eps` is
+    the budget in it, pure DP's epsilon (Laplace measurements) or zCDP's rho (Gaussian ones).
+    Columns are the features' bin indices and the label; OpenDP adds a null category to each (last
+    index), which holds no record."""
     if algorithm not in ALGORITHMS:
         raise ValueError(f"unknown algorithm {algorithm!r}, expected one of {ALGORITHMS}")
     dp, pl, mbi = _import(threads)
@@ -136,9 +139,9 @@ def fit(x, y, edges, eps, algorithm="aim", threads=1):
     if math.isinf(eps):
         return _exact_model(data, sizes, workload(ids.shape[1]), dp, mbi), math.inf
     context = dp.Context.compositor(
-        data=pl.LazyFrame(data), privacy_unit=dp.unit_of(contributions=1), privacy_loss=dp.loss_of(epsilon=eps)
+        data=pl.LazyFrame(data), privacy_unit=dp.unit_of(contributions=1), privacy_loss=dp.loss_of(**{measure: eps})
     )
-    measurement = _table_measurement(context, sizes, eps, algorithm, dp)
+    measurement = _table_measurement(context, sizes, (measure, eps), algorithm, dp)
     spent = measurement.map(1)
     return context(measurement).model, spent
 
@@ -147,9 +150,9 @@ def fit(x, y, edges, eps, algorithm="aim", threads=1):
 _MEASUREMENTS = {}
 
 
-def _table_measurement(context, sizes, eps, algorithm, dp):
+def _table_measurement(context, sizes, budget, algorithm, dp):
     """OpenDP's measurement releasing the contingency table, as `query.contingency_table()` builds
-    it, built once per process for each (columns' sizes, eps, algorithm) and the context's data
+    it, built once per process for each (columns' sizes, budget, algorithm) and the context's data
     domain (the columns' names and types). It depends on these public parameters alone: its plan
     starts from an empty frame of that domain, never from the records. Building it (with a search
     for the one-way marginals' noise scale) is about half of a release's time at CTG's size
@@ -158,7 +161,7 @@ def _table_measurement(context, sizes, eps, algorithm, dp):
     what `query.release()` does), so each run is eps-DP as before, accounted by OpenDP, with fresh
     noise, selections and model."""
     domain = context.accountant.input_domain
-    key = (tuple(sizes), eps, algorithm)
+    key = (tuple(sizes), budget, algorithm)
     if key not in _MEASUREMENTS or _MEASUREMENTS[key][0] != domain:
         names = columns(len(sizes) - 1)
         method = (
@@ -166,7 +169,7 @@ def _table_measurement(context, sizes, eps, algorithm, dp):
             if algorithm == "aim"
             else dp.mbi.MST()
         )
-        query = context.query(epsilon=eps).contingency_table(
+        query = context.query(**dict([budget])).contingency_table(
             keys={n: list(range(s)) for n, s in zip(names, sizes)}, algorithm=method
         )
         if len(_MEASUREMENTS) >= 16:

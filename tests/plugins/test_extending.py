@@ -15,9 +15,13 @@ EXAMPLE = ROOT / "tests/plugins/nbayes.py"
 TUNING_ENTRY = "families:\n  nbayes:\n    model: [configured, tanh32, logreg]\n"
 
 
+# The currency the example runs in, and the mechanism it spends there (comparison: currencies).
+CURRENCY = ', "currencies": {"pure": {"mechanisms": {"nbayes": counts}}}'
+
+
 def smoke(results, methods="C, I, nbayes"):
     """The smoke comparison on two datasets, as configured only, ExPriL beside the new method, on
-    the study's tuning grid (where the user adds the method's entry)."""
+    the study's tuning grid (where the user adds the method's entry), the new method in pure DP."""
     return [
         "--configfile",
         "config/extended.yaml",
@@ -26,7 +30,7 @@ def smoke(results, methods="C, I, nbayes"):
         f"results={results}",
         "datasets=[A,C]",
         f'comparison={{"methods": [{methods}], "grid": "config/tuning.yaml", "choice": "no/choice.yaml", '
-        '"columns": [as configured]}',
+        f'"columns": [as configured]{CURRENCY if "nbayes" in methods else ""}}}',
     ]
 
 
@@ -64,30 +68,32 @@ def test_a_users_method_joins_the_comparison_from_one_module_and_one_tuning_entr
     add_example(project)
     assert naming(project, "nbayes") == {"expril/plugins/nbayes.py", "config/tuning.yaml"}
     planned = dry_run_jobs(snakemake("--dry-run", "compare", *smoke(res), cwd=project).stdout)
-    assert counts(planned) == {
+    assert counts(planned) == {  # in pure DP only: 2 datasets x 2 eps
         "nbayes_release": 4,
         "nbayes_train": 4,
         "evaluate_rival": 4,
         "compare_methods": 1,
+        "comparison_report": 1,
         "compare": 1,
     }
     assert all("/nbayes" in f for job in planned if job["rule"] == "evaluate_rival" for f in job["output"])
     snakemake("compare", "--cores", "2", *smoke(res), cwd=project)
-    table = pd.read_csv(res / "comparison.csv")
+    pure = res / "comparison/pure"
+    table = pd.read_csv(pure / "comparison.csv")
     mine = table[table.method == "nbayes"]
     assert len(mine) == 4 and set(mine.dataset) == {"A", "C"} and set(mine.n_runs) == {2}
     # Its privacy, read from its ledgers: the run's eps at eps 1 in pure DP, nothing at inf.
     assert set(mine[mine.eps == 1].eps_spent) == {1.0} and set(mine.delta) == {0.0}
     assert set(mine.mechanisms) == {"counts"}
-    book = pd.read_csv(res / "oracle/A/0-1/eps1/nbayes/release.ledger.csv")
+    book = pd.read_csv(res / "oracle/A/0-1/eps1@pure/nbayes/release.ledger.csv")
     assert list(book["query"]) == ["nbayes/counts"] * 2 + ["nbayes/negatives"] * 2 and set(book.seed) == {0, 1}
     assert "Naive Bayes" in (res / "comparison.md").read_text()
-    assert set(pd.read_csv(res / "comparison_runs.csv").method) >= {"C", "I", "nbayes"}
-    assert "rank_nbayes" in pd.read_csv(res / "comparison_ranks.csv").columns
-    tests = pd.read_csv(res / "comparison_tests.csv")
+    assert set(pd.read_csv(pure / "comparison_runs.csv").method) >= {"C", "I", "nbayes"}
+    assert "rank_nbayes" in pd.read_csv(pure / "comparison_ranks.csv").columns
+    tests = pd.read_csv(pure / "comparison_tests.csv")
     assert "nbayes" in set(tests.method)
     for figure in ("privacy_utility.png", "critical_difference.png"):
-        assert (res / figure).stat().st_size > 0
+        assert (pure / figure).stat().st_size > 0
     audit = subprocess.run(
         [sys.executable, "-m", "expril.privacy.taint", "compare", *smoke(res)],
         cwd=project,
@@ -108,16 +114,16 @@ def test_a_method_without_a_tuning_entry_stops_the_workflow_before_any_job(tmp_p
 
 
 @pytest.mark.slow
-def test_a_users_method_against_the_published_study_plans_its_own_jobs_and_the_check(tmp_path):
-    """With `comparison: published`, the full study's plan is the new method's jobs (on the data and
-    ExPriL's configured bins it reads), two published LLP cells to check and the report."""
+def test_a_users_method_against_a_study_published_before_the_currencies_is_refused(tmp_path):
+    """With `comparison: published`, a published study holds one folder per currency, as
+    publish_comparison writes them (the run against such a study: test_compare_workflow); the round-1
+    study in summary/comparison predates the currencies, mixes deltas, and is refused by name.
+    When the round-2 study is published there, this test becomes the plan of the new method's jobs
+    beside it."""
     project = user_copy(tmp_path)
     add_example(project)
-    comparison = '{"published": "summary/comparison", "methods": [nbayes], "columns": [as configured]}'
+    comparison = '{"published": "summary/comparison", "methods": [nbayes], "columns": [as configured]' + CURRENCY + "}"
     config = ["--configfile", "config/extended.yaml", "--config", f"results={tmp_path}/res", f"comparison={comparison}"]
-    n = counts(dry_run_jobs(snakemake("--dry-run", "compare", *config, cwd=project).stdout))
-    cells = 7 * 6  # datasets x eps, one block of 20 seeds
-    checked = {"llp_bins": 2, "oracle_proportions": 2, "train_llp": 2, "check_published": 1}
-    data = {"generate_data": 7, "split_target": 7, "make_bins": cells}
-    mine = {"nbayes_release": cells, "nbayes_train": cells, "evaluate_rival": cells + 2}
-    assert n == data | checked | mine | {"compare_methods": 1, "compare": 1}
+    result = snakemake("--dry-run", "compare", *config, cwd=project, check=False)
+    assert result.returncode != 0
+    assert "published: summary/comparison holds no approx/comparison_runs.csv" in result.stdout + result.stderr

@@ -11,7 +11,7 @@ from expril.plugins import gate, registry
 from expril.plugins.base import Method, Step
 from expril.plugins.context import Context
 from expril.privacy import ledger, mechanisms
-from expril.workflow import grids
+from expril.workflow import currency, grids
 from harness import ROOT
 
 GRID = grids.load(ROOT / "config/tuning.yaml")
@@ -21,6 +21,10 @@ CONFIG = {
     "benchmarks": {"A": {"generator": "clusters", "dim": 2, "n_target": 600, "importance_sampling": False}},
     "val_fraction": 0.5,
     "bins": {"snr": 4, "noiseless": "sqrt"},
+}
+CURRENCIES = {
+    "approx": {"delta": 1e-5, "relation": mechanisms.RECORD, "mechanisms": {"llp": "gaussian-counts"}},
+    "pure": {"delta": 0, "relation": mechanisms.RECORD, "mechanisms": {"llp": "counts"}},
 }
 
 
@@ -155,3 +159,33 @@ def test_a_ledger_row_counts_as_written_only_with_its_seed(tmp_path):
     ledger.record(book, None, "A", [3], "q", "toy_release", mechanisms.get("counts")(1.0, 0.0, 2, 1, False))
     assert {"seed", "eps_total", "delta_total"} <= set(pd.read_csv(book).columns)
     gate.recorded(Toy(), book, [3], 1.0, 0.0)
+
+
+def test_in_a_currency_a_method_plans_what_the_currency_names_for_it_or_is_refused():
+    """A job in a currency (expril.workflow.currency) has its delta; LLP plans the counts mechanism
+    the currency names (Laplace `counts` in pure DP, `gaussian-counts` at delta 1e-5); a release
+    that applies another mechanism, or protects other neighbours, is refused."""
+    config = {**CONFIG, "epsilons": [1], "comparison": {"headline": "approx", "currencies": CURRENCIES}}
+    found = currency.currencies(config, list(registry.methods()))
+    pure, approx = found["pure"], found["approx"]
+    llp = registry.methods()["llp"]
+    in_pure = Context(CONFIG, GRID, "llp", "A", "0-1", "1", "", functools.partial(str), pure)
+    in_approx = Context(CONFIG, GRID, "llp", "A", "0-1", "1", "", functools.partial(str), approx)
+    assert (in_pure.delta, in_pure.mechanism, in_pure.eps_folder) == (0.0, "counts", "1@pure")
+    assert gate.planned(llp, in_pure).name == "counts" and gate.planned(llp, in_pure).delta == 0.0
+    assert gate.planned(llp, in_approx).name == "gaussian-counts" and gate.planned(llp, in_approx).delta == 1e-5
+    with pytest.raises(gate.Refused, match="applies 'counts' where currency 'approx' names 'gaussian-counts'"):
+        gate.planned(Toy(), in_approx)
+
+    class Labels(Toy):
+        def mechanism(self, ctx):
+            return mechanisms.get("dirichlet")(ctx.eps, ctx.delta, ctx.features, 1, False)
+
+    # A currency the configuration check would refuse (dirichlet's relation is not its own).
+    loose = currency.Currency("pure", 0.0, mechanisms.RECORD, {"llp": "dirichlet"})
+    in_loose = Context(CONFIG, GRID, "llp", "A", "0-1", "1", "", functools.partial(str), loose)
+    with pytest.raises(gate.Refused, match="protects neighbours that change one label, not currency 'pure'"):
+        gate.planned(Labels(), in_loose)
+    no_currency = Context(CONFIG, GRID, "aim", "A", "0-1", "1", "", functools.partial(str), pure)
+    with pytest.raises(ValueError, match="aim on A at eps 1: currency 'pure' names no mechanism for it"):
+        no_currency.mechanism  # noqa: B018

@@ -17,7 +17,10 @@ def test_registry_names_every_mechanism():
     assert mechanisms.get("dirichlet") is mechanisms.Dirichlet
     assert mechanisms.Dirichlet.neighbours == mechanisms.LABEL == "change one label"
     known = re.escape(str(sorted(mechanisms.MECHANISMS)))
-    known_names = {"paper", "counts", "gaussian-counts", "dirichlet", "dpsgd", "aim", "mst", "dp-merf", "rff-embedding"}
+    known_names = {
+        *("paper", "counts", "gaussian-counts", "dirichlet", "dpsgd", "aim", "mst", "aim-zcdp", "mst-zcdp"),
+        *("dp-merf", "rff-embedding", "zcdp-embedding"),
+    }
     assert known_names == set(mechanisms.MECHANISMS)
     with pytest.raises(ValueError, match=rf"unknown mechanism 'gauss', expected one of {known}"):
         mechanisms.get("gauss")

@@ -12,6 +12,7 @@ from scipy import stats
 from expril import settings
 from expril.privacy import ledger, mechanisms
 from expril.reports import comparison, design
+from expril.workflow.currency import Currency
 from harness import ROOT
 
 INF = math.inf
@@ -467,3 +468,30 @@ def test_no_privacy_is_a_reference_and_no_contest():
     assert "| A | ∞ | 75.0 ± 3.8 | 78.0 ± 3.8 | 85.0 ± 3.8 |" in md  # a reference: no mark
     assert "| Dataset | 1 |" in md and "| ★ / ▲ | 0 / 2 of 2 |" in md
     assert md.count("ε = ∞ adds no noise") == 1
+
+
+def test_a_currencys_table_names_its_budget_and_refuses_a_disagreeing_ledger(tmp_path):
+    """The study's ledgers (Laplace counts and DP-SGD, budgeted at delta 1e-5) in a currency naming
+    those mechanisms: the section's heading names (eps, delta, relation) and each method's
+    mechanism; a currency naming `gaussian-counts` for ExPriL refuses the table, by ledger file."""
+    runs, reference, _ = _study(tmp_path)
+    out = {key: tmp_path / "out" / key for key in ("comparison_csv", "comparison_md", "runs", "tests", "ranks")}
+    out |= {key: tmp_path / "out" / f"{key}.png" for key in ("figure_pdf", "figure_png", "cd_pdf", "cd_png")}
+    methods = ["C", "I", "llp", "dpsgd"]
+    agreed = Currency(
+        "approx", 1e-5, mechanisms.RECORD, {"C": "counts", "I": "counts", "llp": "counts", "dpsgd": "dpsgd"}
+    )
+    comparison.compare(runs, reference, methods, ["A"], 2, DESIGNS, out, currency=agreed)
+    md = out["comparison_md"].read_text()
+    assert md.startswith("## (ε, δ = 1e-05), neighbours: add/remove one record: currency `approx`\n")
+    assert "Mechanisms: C-ExPriL `counts`, I-ExPriL `counts`, LLP `counts`, DP-SGD `dpsgd`." in md
+    zcdp = Currency(
+        "approx", 1e-5, mechanisms.RECORD, {**agreed.mechanisms, "C": "gaussian-counts", "I": "gaussian-counts"}
+    )
+    with pytest.raises(
+        ValueError, match=r"expril.ledger.csv: seed 0, query 'marginals' \(C at eps 1.0\) has mechanism"
+    ):
+        comparison.compare(runs, reference, methods, ["A"], 2, DESIGNS, out, currency=zcdp)
+    pure = Currency("pure", 0.0, mechanisms.RECORD, agreed.mechanisms)
+    with pytest.raises(ValueError, match=r"has delta_budget 1e-05 where currency 'pure' expects 0.0"):
+        comparison.compare(runs, reference, methods, ["A"], 2, DESIGNS, out, currency=pure)

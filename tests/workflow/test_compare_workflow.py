@@ -26,6 +26,7 @@ from harness import (
 )
 
 EXTENDED = ["--configfile", "config/extended.yaml"]
+TUNE_FILES = ["calibration.csv", "choice.yaml", "tuning.md"]
 SMOKE = [*EXTENDED, "tests/extended_smoke.yaml"]
 # The comparison's releases: the rules that apply a registered mechanism and write a ledger.
 RELEASES = {
@@ -55,6 +56,9 @@ RIVAL_RULES = {
 PLUGIN_LEARNERS = {"llp_bins", "train_llp", "train_aim", "dpmerf_samples", "train_dpmerf"}
 # Without a choice file the comparison runs as configured only.
 UNTUNED = ["--config", 'comparison={"choice": "no/choice.yaml"}']
+# The configured currencies (config.yaml, comparison: currencies): the headline, where every method
+# runs, and pure DP, where ExPriL, LLP and AIM run.
+CURRENCIES = ["approx", "pure"]
 
 
 @pytest.mark.slow
@@ -63,34 +67,42 @@ def test_the_extended_study_plans_every_method_dataset_and_eps():
     assert config["epsilons"] == [0.1, 0.3, 1, 3, 10, "inf"] and config["runs"] == config["seed_block"] == 20
     n = counts(plan("compare", *EXTENDED, *UNTUNED))
     cells, mmd = 7 * 6, 4 * 6  # datasets x eps, one seed block; ExPriL by MMD on the 4 with an IS step
-    assert n["llp_bins"] == n["oracle_proportions"] == n["train_llp"] == n["train_dpsgd"] == cells
-    assert (
-        n["aim_release"] == n["train_aim"] == n["dpmerf_release"] == n["dpmerf_samples"] == n["train_dpmerf"] == cells
-    )
-    assert n["feature_maps"] == 7 and n["oracle_embedding"] == mmd and n["oracle_marginals"] == cells
-    assert n["evaluate_rival"] == 4 * cells and n["evaluate_hypotheses"] == cells + mmd
-    assert n["train_hypothesis"] == 3 * (cells + mmd) and n["compare_methods"] == 1 and "aggregate_results" not in n
+    # ExPriL, LLP and AIM in both currencies (LLP's bins, public, redrawn in each), the others in one.
+    assert n["llp_bins"] == n["oracle_proportions"] == n["train_llp"] == n["aim_release"] == n["train_aim"] == 2 * cells
+    assert n["train_dpsgd"] == n["dpmerf_release"] == n["dpmerf_samples"] == n["train_dpmerf"] == cells
+    assert n["feature_maps"] == 7 and n["oracle_embedding"] == mmd and n["oracle_marginals"] == 2 * cells
+    assert n["make_bins"] == cells  # public: shared by the currencies
+    assert n["evaluate_rival"] == 6 * cells and n["evaluate_hypotheses"] == 2 * cells + mmd
+    assert n["train_hypothesis"] == 3 * (2 * cells + mmd) and n["compare_methods"] == 2 and "aggregate_results" not in n
 
 
 @pytest.mark.slow
 def test_the_tuned_study_runs_every_chosen_setting():
-    """With the committed choice, the comparison evaluates each method's chosen setting at every
-    dataset and eps, beside its as-configured runs."""
+    """With a choice (the committed round-1 choice, read for every currency), the comparison
+    evaluates each method's chosen setting at every dataset and eps in each currency it runs in,
+    beside its as-configured runs."""
     choice = yaml.safe_load((TUNING / "choice.yaml").read_text())
-    outputs = {f for job in plan("compare", *EXTENDED) for f in job["output"]}
+    read = ["--config", f'comparison={{"choice": "{TUNING / "choice.yaml"}"}}']
+    outputs = {f for job in plan("compare", *EXTENDED, *read) for f in job["output"]}
+    pure = {"C", "I", "llp", "aim"}
     for method, datasets in choice.items():
         for dataset, chosen in datasets.items():
             for eps, setting in chosen.items():
-                if method in ("C", "I", "C-mmd", "I-mmd"):
-                    weighting = "-mmd" if method.endswith("mmd") else ""
-                    assert f"results/extended/eval/{dataset}/0-19/eps{eps}{weighting}{setting}/accuracy.csv" in outputs
-                else:
-                    assert f"results/extended/eval/{dataset}/0-19/eps{eps}/{method}{setting}.csv" in outputs
+                for tag in ["@approx"] + (["@pure"] if method in pure else []):
+                    if method in ("C", "I", "C-mmd", "I-mmd"):
+                        weighting = "-mmd" if method.endswith("mmd") else ""
+                        run = f"eps{eps}{tag}{weighting}{setting}"
+                        assert f"results/extended/eval/{dataset}/0-19/{run}/accuracy.csv" in outputs
+                    else:
+                        assert f"results/extended/eval/{dataset}/0-19/eps{eps}{tag}/{method}{setting}.csv" in outputs
 
 
 @pytest.mark.slow
 def test_the_paper_protocol_plans_no_rival():
-    assert not RIVAL_RULES & set(counts(plan()))
+    """Nor any run in a currency: the reproduction's paths carry no currency tag."""
+    jobs = plan()
+    assert not RIVAL_RULES & set(counts(jobs)) and "compare_methods" not in counts(jobs)
+    assert not any("@" in f for job in jobs for f in job["output"] + job["input"])
 
 
 @pytest.mark.slow
@@ -154,7 +166,8 @@ def test_a_compared_variant_that_is_not_run_is_refused(tmp_path):
 
 def _choice(results, tuned=None):
     """Write to `results`, reading the choice the calibration wrote to `tuned` (default: `results`)."""
-    return ["--config", f"results={results}", f'comparison={{"choice": "{tuned or results}/tune/choice.yaml"}}']
+    choice = f"{tuned or results}/tune/{{currency}}/choice.yaml"
+    return ["--config", f"results={results}", f'comparison={{"choice": "{choice}"}}']
 
 
 @pytest.fixture(scope="session")
@@ -175,41 +188,48 @@ def pending(results, tmp_path, change):
 
 @pytest.mark.slow
 def test_the_smoke_comparison_writes_every_output(extended_smoke):
-    for name in [
-        "comparison.csv",
-        "comparison.md",
-        "comparison_runs.csv",
-        "comparison_tests.csv",
-        "comparison_ranks.csv",
-        "privacy_utility.pdf",
-        "privacy_utility.png",
-        "critical_difference.png",
-        "tune/calibration.csv",
-        "tune/choice.yaml",
-        "tune/tuning.md",
-    ]:
-        assert (extended_smoke / name).stat().st_size > 0, name
-    table = pd.read_csv(extended_smoke / "comparison.csv")
-    assert list(table.columns) == comparison.TABLE_COLUMNS and set(table.n_runs) == {2}
-    methods = table[~table.method.isin(comparison.REFERENCES)]
-    assert len(methods) == 3 * 8 * 2 * 2  # datasets x methods x eps x (tuned, as configured)
-    assert (methods.eps_spent <= methods.eps).all() and set(methods.neighbours) == {"add/remove one record"}
-    assert set(methods[methods.method == "dpsgd"].delta) == {1e-5, 0.0}  # delta at eps = 1, none at inf
-    assert set(methods[methods.method == "aim"].delta) == {0.0}  # pure DP
-    assert set(methods[methods.method == "aim"].mechanisms) == {"aim"}
-    assert set(methods[methods.method == "dpmerf"].delta) == {1e-5, 0.0}
-    # By MMD, the embedding spends delta where there is an IS step (C, CTG-B), at eps = 1.
-    mmd = methods[(methods.method == "C-mmd") & (methods.eps == 1) & (methods.column == "tuned")].set_index("dataset")
-    assert mmd.delta.to_dict() == {"A": 0.0, "C": 1e-5, "CTG-B": 1e-5}
-    assert table["mean"].between(0, 100).all()
+    files = ["comparison.csv", "comparison.md", "comparison_runs.csv", "comparison_tests.csv", "comparison_ranks.csv"]
+    files += ["privacy_utility.pdf", "privacy_utility.png", "critical_difference.png"]
+    for currency in CURRENCIES:
+        for name in [*(f"comparison/{currency}/{f}" for f in files), *(f"tune/{currency}/{f}" for f in TUNE_FILES)]:
+            assert (extended_smoke / name).stat().st_size > 0, name
+    # The report: one section per currency, the headline first, each naming its (eps, delta, relation).
+    report = (extended_smoke / "comparison.md").read_text()
+    headings = [line for line in report.splitlines() if line.startswith("## ")]
+    assert headings == [
+        "## (ε, δ = 1e-05), neighbours: add/remove one record: currency `approx`",
+        "## (ε, δ = 0, pure ε-DP), neighbours: add/remove one record: currency `pure`",
+    ]
+    tables = {c: pd.read_csv(extended_smoke / f"comparison/{c}/comparison.csv") for c in CURRENCIES}
+    for currency, n_methods, delta in (("approx", 8, 1e-5), ("pure", 4, 0.0)):
+        table = tables[currency]
+        assert list(table.columns) == comparison.TABLE_COLUMNS and set(table.n_runs) == {2}
+        methods = table[~table.method.isin(comparison.REFERENCES)]
+        assert len(methods) == 3 * n_methods * 2 * 2  # datasets x methods x eps x (tuned, as configured)
+        assert (methods.eps_spent <= methods.eps).all() and set(methods.neighbours) == {"add/remove one record"}
+        # Every method spends the currency's delta at eps 1 (the Gaussian ones) and none at inf.
+        assert set(methods[methods.eps == 1].delta) == {delta} and set(methods[methods.eps > 1].delta) == {0.0}
+        assert table["mean"].between(0, 100).all()
+    approx, pure = (tables[c][~tables[c].method.isin(comparison.REFERENCES)] for c in CURRENCIES)
+    assert set(approx[approx.method == "aim"].mechanisms) == {"aim-zcdp"}
+    assert set(pure[pure.method == "aim"].mechanisms) == {"aim"}
+    assert set(approx[approx.method == "C"].mechanisms) == {"gaussian-counts"}
+    assert set(pure[pure.method == "C"].mechanisms) == {"counts"}
+    # By MMD, the embedding query in zCDP where there is an IS step (C, CTG-B).
+    mmd = approx[(approx.method == "C-mmd") & (approx.eps == 1) & (approx.column == "tuned")].set_index("dataset")
+    assert mmd.mechanisms.to_dict() == {
+        "A": "gaussian-counts",
+        "C": "gaussian-counts; zcdp-embedding",
+        "CTG-B": "gaussian-counts; zcdp-embedding",
+    }
     # The tuned column runs the chosen settings; as configured, every method's first.
-    choice = yaml.safe_load((extended_smoke / "tune/choice.yaml").read_text())
-    tuned = methods[methods.column == "tuned"].set_index(["method", "dataset", "eps"]).setting
+    choice = yaml.safe_load((extended_smoke / "tune/approx/choice.yaml").read_text())
+    tuned = approx[approx.column == "tuned"].set_index(["method", "dataset", "eps"]).setting
     assert tuned[("dpsgd", "C", 1.0)] == (choice["dpsgd"]["C"]["1"] or "configured")
-    assert set(methods[methods.column == "as configured"].setting) == {"configured"}
-    calibration = pd.read_csv(extended_smoke / "tune/calibration.csv")
+    assert set(approx[approx.column == "as configured"].setting) == {"configured"}
+    calibration = pd.read_csv(extended_smoke / "tune/approx/calibration.csv")
     assert calibration.seed.min() >= 10000 and set(calibration.eps) == {1.0, float("inf")}
-    tests = pd.read_csv(extended_smoke / "comparison_tests.csv")
+    tests = pd.read_csv(extended_smoke / "comparison/approx/comparison_tests.csv")
     assert 0 < len(tests) <= 3 * 7 * 2 and (tests.n_pairs == 2).all() and (tests.p_holm >= tests.p_value).all()
 
 
@@ -221,36 +241,40 @@ def test_the_smoke_comparison_reruns_only_what_a_change_needs(extended_smoke, tm
     jobs = pending(extended_smoke, tmp_path, {"epsilons": [1, "inf", 3]})
     assert {job["rule"] for job in jobs} >= RIVAL_RULES - {"feature_maps"}
     assert all(
-        re.search("/eps3(-mmd)?[~/]", f)
+        re.search("/eps3(@approx|@pure)?(-mmd)?[~/]", f)
         for job in jobs
-        if job["rule"] not in ("compare_methods", "feature_maps")
+        if job["rule"] not in ("compare_methods", "comparison_report", "feature_maps")
         for f in job["output"]
     )
-    # A method dropped (or added back): the comparison only.
+    # A method dropped (or added back): the comparisons only.
     assert counts(pending(extended_smoke, tmp_path, {"comparison": {"methods": ["C", "llp"]}})) == {
-        "compare_methods": 1
+        "compare_methods": 2,
+        "comparison_report": 1,
     }
     # DP-SGD's configured epochs: the DP-SGD runs of the settings that keep them (as configured,
-    # and chosen settings without a recipe of their own), and their evaluations.
-    choice = yaml.safe_load((extended_smoke / "tune/choice.yaml").read_text())["dpsgd"]
+    # and chosen settings without a recipe of their own), and their evaluations; in its currency.
+    choice = yaml.safe_load((extended_smoke / "tune/approx/choice.yaml").read_text())["dpsgd"]
     kept = {(d, e, s) for d, chosen in choice.items() for e, s in chosen.items() if "recipe" not in s}
     kept |= {(d, e, "") for d in choice for e in ("1", "inf")}
     assert counts(pending(extended_smoke, tmp_path, {"comparison": {"dpsgd": {"epochs": 6}}})) == {
         "train_dpsgd": len(kept),
         "evaluate_rival": len(kept),
         "compare_methods": 1,
+        "comparison_report": 1,
     }
-    # MST in AIM's place: AIM's release, and every AIM network trained on it.
+    # MST in AIM's place in pure DP: AIM's release there, and every AIM network trained on it.
     trained = {
         (d, e, s)
-        for d, chosen in yaml.safe_load((extended_smoke / "tune/choice.yaml").read_text())["aim"].items()
+        for d, chosen in yaml.safe_load((extended_smoke / "tune/pure/choice.yaml").read_text())["aim"].items()
         for e, s in chosen.items()
     } | {(d, e, "") for d in ("A", "C", "CTG-B") for e in ("1", "inf")}
-    assert counts(pending(extended_smoke, tmp_path, {"comparison": {"aim": {"algorithm": "mst"}}})) == {
+    mst = {"comparison": {"currencies": {"pure": {"mechanisms": {"aim": "mst"}}}}}
+    assert counts(pending(extended_smoke, tmp_path, mst)) == {
         "aim_release": 6,
         "train_aim": len(trained),
         "evaluate_rival": len(trained),
         "compare_methods": 1,
+        "comparison_report": 1,
     }
 
 
@@ -263,7 +287,7 @@ def test_the_comparison_does_not_depend_on_the_seed_block(extended_smoke, tmp_pa
     snakemake("compare", "--cores", "2", *SMOKE, *_choice(results, extended_smoke), "datasets=[C]", "seed_block=1")
 
     def runs(folder):
-        frame = pd.read_csv(folder / "comparison_runs.csv")
+        frame = pd.read_csv(folder / "comparison/approx/comparison_runs.csv")
         return frame[frame.dataset == "C"].sort_values(["method", "column", "eps", "seed"]).reset_index(drop=True)
 
     ones, twos = runs(results), runs(extended_smoke)
@@ -279,8 +303,9 @@ def test_a_csv_data_set_enters_the_comparison_from_its_config_entry(monkeypatch)
     config = ["--config", "datasets=[BC]", 'comparison={"choice": "no/choice.yaml"}']
     jobs = plan("compare", *SMOKE, *config)
     n = counts(jobs)
-    assert n["generate_data"] == 1 and n["oracle_embedding"] == 2 and n["evaluate_rival"] == 4 * 2
-    assert all(n[rule] == 2 for rule in RELEASES - {"oracle_marginals", "oracle_errors", "oracle_embedding"})
+    assert n["generate_data"] == 1 and n["oracle_embedding"] == 2 and n["evaluate_rival"] == 6 * 2
+    # per eps: LLP and AIM in both currencies, DP-SGD and DP-MERF at (eps, 1e-5) only
+    assert n["oracle_proportions"] == n["aim_release"] == 4 and n["train_dpsgd"] == n["dpmerf_release"] == 2
     assert any("data/breast_cancer/breast_cancer.csv" in job["input"] for job in jobs)
     p = taint.plan(["compare", *SMOKE, *config])
     assert taint.audit(p.jobs, p.curator) == [] and taint.unreleased(p.jobs) == []
@@ -296,31 +321,33 @@ def test_a_method_run_against_the_published_study_gives_the_studys_tables(extend
     reads every other method and the references from it, and its cells rerun here equal the
     published ones, so the tables are the study's own; an altered published run is refused, by cell."""
     folder = tmp_path / "published"
-    folder.mkdir()
-    for name in (published.RUNS, published.TABLE):
-        shutil.copy(extended_smoke / name, folder / name)
-    comparison = {"published": str(folder), "methods": ["llp"], "choice": f"{extended_smoke}/tune/choice.yaml"}
+    for currency in CURRENCIES:
+        (folder / currency).mkdir(parents=True)
+        for name in (published.RUNS, published.TABLE):
+            shutil.copy(extended_smoke / "comparison" / currency / name, folder / currency / name)
+    choice = f"{extended_smoke}/tune/{{currency}}/choice.yaml"
+    comparison = {"published": str(folder), "methods": ["llp"], "choice": choice}
     results = tmp_path / "res"
     snakemake("compare", "--cores", "2", *SMOKE, "--config", f"results={results}", f"comparison={comparison}")
     assert not (results / "reference").exists()  # h* is read, not trained
-    checked = pd.read_csv(results / "published/checked.csv")
-    assert checked.equal.all() and set(zip(checked.dataset, checked.eps)) == {("A", 1), ("CTG-B", float("inf"))}
-    key = ["dataset", "method", "eps", "column"]
-    mine, study = _keyed(results / "comparison.csv", key), _keyed(extended_smoke / "comparison.csv", key)
-    assert mine.drop(columns=["mean", "std"]).equals(study.drop(columns=["mean", "std"]))
-    # means and stds of the published runs' accuracies, as published (6 significant digits)
-    assert np.allclose(mine[["mean", "std"]], study[["mean", "std"]], rtol=1e-5, equal_nan=True)
-    tests = ["dataset", "eps", "method"]
-    mine, study = (
-        _keyed(results / "comparison_tests.csv", tests),
-        _keyed(extended_smoke / "comparison_tests.csv", tests),
-    )
-    assert mine.drop(columns="difference").equals(study.drop(columns="difference"))
+    for currency in CURRENCIES:
+        checked = pd.read_csv(results / f"published/{currency}/checked.csv")
+        assert checked.equal.all() and set(zip(checked.dataset, checked.eps)) == {("A", 1), ("CTG-B", float("inf"))}
+        key = ["dataset", "method", "eps", "column"]
+        mine = _keyed(results / f"comparison/{currency}/comparison.csv", key)
+        study = _keyed(extended_smoke / f"comparison/{currency}/comparison.csv", key)
+        assert mine.drop(columns=["mean", "std"]).equals(study.drop(columns=["mean", "std"]))
+        # means and stds of the published runs' accuracies, as published (6 significant digits)
+        assert np.allclose(mine[["mean", "std"]], study[["mean", "std"]], rtol=1e-5, equal_nan=True)
+        tests = ["dataset", "eps", "method"]
+        mine = _keyed(results / f"comparison/{currency}/comparison_tests.csv", tests)
+        study = _keyed(extended_smoke / f"comparison/{currency}/comparison_tests.csv", tests)
+        assert mine.drop(columns="difference").equals(study.drop(columns="difference"))
     # A published run of a checked cell altered: the mix is refused, naming the cell and the seed.
-    runs = pd.read_csv(folder / published.RUNS)
+    runs = pd.read_csv(folder / "pure" / published.RUNS)
     altered = (runs.method == "llp") & (runs.dataset == "A") & (runs.eps == 1) & (runs.seed == 1)
     runs.loc[altered & (runs.column == "tuned"), "accuracy"] += 0.01
-    runs.to_csv(folder / published.RUNS, index=False)
+    runs.to_csv(folder / "pure" / published.RUNS, index=False)
     result = snakemake(
         "compare", "--cores", "1", *SMOKE, "--config", f"results={results}", f"comparison={comparison}", check=False
     )

@@ -1,0 +1,140 @@
+"""The comparison's privacy currencies (`comparison: currencies`, docs/comparison.md): a table compares
+methods only at the same eps, the same delta and under the same neighbour relation. A currency names
+its delta, its relation and the registered mechanism (expril.privacy.mechanisms) each method spends
+in it; a method runs in every currency that names it. Its runs' files carry the currency's tag after
+their eps (eps1@approx/), so that both currencies of a method sit in one results tree; the
+reproduction's runs (config.yaml's `mechanism` and `delta`) carry none."""
+
+import math
+import re
+from dataclasses import dataclass
+
+from expril.privacy import mechanisms
+from expril.workflow import grids
+
+NAME = re.compile(r"[a-z][a-z0-9]*")
+
+
+@dataclass(frozen=True)
+class Currency:
+    name: str
+    delta: float
+    relation: str
+    mechanisms: dict  # method -> registered mechanism name
+
+    @property
+    def tag(self):
+        """The currency in its runs' paths, after their eps."""
+        return f"@{self.name}"
+
+    def methods(self, compared):
+        """The methods of `compared` that run in this currency, in their order."""
+        return [m for m in compared if m in self.mechanisms]
+
+    @property
+    def expril(self):
+        """The mechanism of ExPriL's chain in this currency (its bin counts and error queries), or None."""
+        return next((self.mechanisms[m] for m in grids.VARIANT if m in self.mechanisms), None)
+
+    def describe(self):
+        """The currency as a table's caption names it: (eps, delta), relation."""
+        delta = "δ = 0, pure ε-DP" if self.delta == 0 else f"δ = {self.delta:g}"
+        return f"(ε, {delta}), neighbours: {self.relation}"
+
+
+def currencies(config, plugins):
+    """The configuration's currencies by name, the headline first and the others by name (however
+    configuration files and `--config` merged them), each checked: an error names the key and what
+    it expects. `plugins`: the plug-in methods' names."""
+    configured = config["comparison"]["currencies"]
+    headline = config["comparison"]["headline"]
+    if headline not in configured:
+        raise ValueError(
+            f"config: comparison: headline: {headline!r} is no currency (expected one of {', '.join(configured)})"
+        )
+    found = {}
+    for name in [headline, *sorted(set(configured) - {headline})]:
+        entry = configured[name]
+        key = f"config: comparison: currencies: {name}"
+        if not NAME.fullmatch(name):
+            raise ValueError(f"{key}: a currency's name is lower-case letters and digits, starting with a letter")
+        currency = Currency(name, float(entry["delta"]), entry["relation"], dict(entry["mechanisms"]))
+        for method, mechanism in currency.mechanisms.items():
+            _check(currency, f"{key}: mechanisms: {method}", method, mechanism, plugins, config["epsilons"])
+        chains = {currency.mechanisms[m] for m in grids.VARIANT if m in currency.mechanisms}
+        if len(chains) > 1:
+            raise ValueError(
+                f"{key}: mechanisms: ExPriL's methods ({', '.join(grids.VARIANT)}) share one chain of "
+                f"queries, so one mechanism; got {', '.join(sorted(chains))}"
+            )
+        found[name] = currency
+    return found
+
+
+def _check(currency, key, method, name, plugins, epsilons):
+    if method not in grids.VARIANT and method not in plugins:
+        raise ValueError(
+            f"{key}: {method!r} is neither ExPriL's ({', '.join(grids.VARIANT)}) nor a plug-in method "
+            f"({', '.join(plugins)})"
+        )
+    try:
+        mechanism = mechanisms.get(name)
+    except ValueError as error:
+        raise ValueError(f"{key}: {error}") from None
+    if method in grids.VARIANT and not issubclass(mechanism, mechanisms.Histogram):
+        raise ValueError(f"{key}: {name!r} does not answer ExPriL's bin queries (expected counts or gaussian-counts)")
+    if mechanism.neighbours != currency.relation:
+        raise ValueError(
+            f"{key}: {name!r} protects neighbours that {mechanism.neighbours}, not the currency's relation "
+            f"({currency.relation})"
+        )
+    by_mmd = grids.family(method) == "mmd"
+    if (mechanism.needs_delta or by_mmd) and currency.delta == 0 and any(math.isfinite(float(e)) for e in epsilons):
+        raise ValueError(
+            f"{key}: {name!r} {'(with its Gaussian embedding query by MMD) ' if by_mmd else ''}adds Gaussian "
+            "noise, whose guarantee at a finite eps needs the currency's delta > 0"
+        )
+
+
+def allowed(currency, method):
+    """The mechanisms whose ledger rows a run of `method` may hold in `currency`: its own, and for
+    ExPriL by MMD its embedding query's (mechanisms.embedding_for the chain's)."""
+    names = {currency.mechanisms[method]}
+    if grids.family(method) == "mmd":
+        names.add(mechanisms.embedding_for(mechanisms.get(currency.expril)).name)
+    return names
+
+
+# The ledgers' accountants round up; as the ledger's own check allows (expril.privacy.ledger).
+SLACK = 1 + 1e-9
+
+
+def check_ledgers(rows, currency):
+    """Refuse a table whose runs' ledger rows disagree with its currency: each row (a ledger's,
+    with the run's `method`, `eps` and `ledger` file) must hold the currency's relation, the run's eps
+    and the currency's delta as its budget, a mechanism the currency names for the method, and
+    totals within them. The error names the ledger file, the row and the value expected."""
+    checks = {
+        "neighbours": lambda r: r.neighbours == currency.relation,
+        "delta_budget": lambda r: r.delta_budget == currency.delta,
+        "eps_budget": lambda r: r.eps_budget == r.eps,
+        "mechanism": lambda r: r.mechanism in allowed(currency, r.method),
+        "eps_total": lambda r: r.eps_total <= r.eps * SLACK,
+        "delta_total": lambda r: r.delta_total <= currency.delta * SLACK,
+    }
+    expected = {
+        "neighbours": lambda r: currency.relation,
+        "delta_budget": lambda r: currency.delta,
+        "eps_budget": lambda r: r.eps,
+        "mechanism": lambda r: " or ".join(sorted(allowed(currency, r.method))),
+        "eps_total": lambda r: f"at most {r.eps}",
+        "delta_total": lambda r: f"at most {currency.delta}",
+    }
+    for row in rows.itertuples():
+        for column, holds in checks.items():
+            if not holds(row):
+                raise ValueError(
+                    f"{row.ledger}: seed {row.seed}, query {row.query!r} ({row.method} at eps {row.eps}) has "
+                    f"{column} {getattr(row, column)!r} where currency {currency.name!r} expects "
+                    f"{expected[column](row)}"
+                )
