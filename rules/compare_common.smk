@@ -71,17 +71,32 @@ def base_method(method, dataset):
 def method_files(method, dataset, eps, block, suffix):
     """One method's evaluation file and ledger (the run's account) in one block, under the
     setting `suffix` of its family."""
+    last = run_iterations(method, suffix) - 1 if method in grids.VARIANT else None
     method = base_method(method, dataset)
     folder = f"{dataset}/{block}/eps{eps}"
     if method in grids.VARIANT:
         run = f"{folder}{'-mmd' if grids.family(method) == 'mmd' else ''}{suffix}"
-        last = f"{variant_dir(grids.VARIANT[method], T - 1)}/errors_t{T - 1}.ledger.csv"
+        last = f"{variant_dir(grids.VARIANT[method], last)}/errors_t{last}.ledger.csv"
         return f"{R}/eval/{run}/accuracy.csv", f"{R}/oracle/{run}/{last}"
     plugin = PLUGINS[method]
     return (
         f"{R}/eval/{folder}/{method}{suffix}.csv",
         plugin.ledger(plugin_context(plugin, dataset, block, eps, suffix)),
     )
+
+
+def run_iterations(method, suffix):
+    """ExPriL's T in the setting `suffix` of one of its methods' (C, I, C-mmd, I-mmd) families."""
+    chosen = grids.parse(GRID, grids.family(method), suffix)
+    return int(grids.knob(GRID, chosen, "iterations", T))
+
+
+def final_iteration(method, suffix):
+    """{"iterations": T} for an ExPriL run whose setting sets another T than the configured: the
+    comparison reads its h_T (expril.reports.comparison.read_runs); {} otherwise."""
+    if method not in grids.VARIANT or run_iterations(method, suffix) == T:
+        return {}
+    return {"iterations": run_iterations(method, suffix)}
 
 
 def compared_runs(blocks, columns, methods=COMPARISON["methods"]):
@@ -95,6 +110,7 @@ def compared_runs(blocks, columns, methods=COMPARISON["methods"]):
             "eps": settings.parse_eps(e),
             "column": column,
             "setting": choose(m, d, e),
+            **final_iteration(m, choose(m, d, e)),
             **dict(
                 zip(("evaluation", "ledger"), method_files(m, d, e, b, choose(m, d, e)))
             ),
@@ -175,11 +191,8 @@ def calibration_runs():
                 if (grid != "mmd" or importance_sampling(r["dataset"]))
                 and r["dataset"] not in RESAMPLED
                 and settings.format_eps(r["eps"]) in calibrated
-                # Without noise the bins do not follow the snr rule: those runs repeat as configured.
-                and not (
-                    math.isinf(r["eps"])
-                    and s.get("snr", grids.CONFIGURED) != grids.CONFIGURED
-                )
+                # Without noise, knobs of the noise alone change nothing: those runs repeat others.
+                and not (math.isinf(r["eps"]) and grids.noiseless_duplicate(GRID, s))
             ]
     return runs
 
