@@ -192,7 +192,9 @@ COUNTS_KNOBS = BINS_KNOBS + ["split"]
 def marginal_bins_file(wildcards, family):
     """The learner's bins of the bin counts query, by its setting's snr and T."""
     bins = upstream(wildcards, family, BINS_KNOBS)
-    return f"{R}/learner/{block_dir(wildcards)}/eps{wildcards.eps}{bins}/marginal_bins.npz"
+    return (
+        f"{R}/learner/{block_dir(wildcards)}/eps{wildcards.eps}{bins}/marginal_bins.npz"
+    )
 
 
 def counts_file(wildcards):

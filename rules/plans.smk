@@ -6,7 +6,8 @@
 
 def expril_plan(wildcards, eps, delta):
     """ExPriL's bin counts and error queries (Eq. 14: lambda = d (T+1) / eps), on the dataset's
-    bins, at the T and budget split of the job's setting (a split only where it sets one)."""
+    bins, at the T and budget split of the job's setting (a split only where it sets one).
+    """
     split = budget_split(wildcards)
     return mechanisms.get(config["mechanism"])(
         eps,

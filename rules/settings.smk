@@ -19,7 +19,9 @@ def upstream(wildcards, family, knobs):
     """The suffix of a file the rule reads that depends on these knobs of its setting alone (the
     axes that set them: grids.depends)."""
     chosen = setting(wildcards, family)
-    return grids.suffix(GRID, family, chosen, grids.depends(GRID, family, chosen, knobs))
+    return grids.suffix(
+        GRID, family, chosen, grids.depends(GRID, family, chosen, knobs)
+    )
 
 
 def network(wildcards, family):

@@ -70,7 +70,7 @@ def planned(method, ctx):
     mechanism = method.mechanism(ctx)
     if not isinstance(mechanism, Mechanism) or MECHANISMS.get(mechanism.name) is not type(mechanism):
         refuse(method, f"its release applies {mechanism!r}, not a registered mechanism (expril.privacy.mechanisms)")
-    eps, delta = mechanism.compose([mechanism.cost()] * mechanism.planned_queries)
+    eps, delta = mechanism.compose(mechanism.planned_costs())
     budget = (ctx.eps, ctx.delta)
     for spent in ((mechanism.eps, mechanism.delta), (eps, delta)):
         if not _within(spent, budget):

@@ -96,6 +96,11 @@ class Histogram(Mechanism):
     def planned_queries(self):
         return self.n_queries(self.iterations, self.importance_sampling)
 
+    def planned_costs(self):
+        """The bin counts query's cost where the run asks it, then the T error queries'."""
+        counts = [self.cost(COUNTS_QUERY)] * (self.planned_queries - self.iterations)
+        return counts + [self.cost()] * self.iterations
+
     @abstractmethod
     def release_counts(self, ids, n_bins, generator):
         """The bin counts query on the target samples' bin ids (n, d)."""

@@ -112,3 +112,13 @@ def test_llps_queries_are_told_apart_and_eps_inf_adds_no_noise():
 def test_a_split_outside_the_open_unit_interval_or_without_error_queries_is_refused(split, iterations):
     with pytest.raises(ValueError, match="split is the counts query's share of eps"):
         mechanisms.get("counts")(1.0, 0.0, 4, iterations, True, split=split)
+
+
+def test_the_planned_spend_counts_each_query_at_its_own_cost():
+    """What the plug-in gate composes before any job runs: LLP's plan (T = 1) at split 0.3 spends
+    0.3 + 0.7 = eps, not twice the error query's 0.7."""
+    plan = mechanisms.get("counts")(1.0, 0.0, 4, 1, True, split=0.3)
+    assert [c[0] for c in plan.planned_costs()] == pytest.approx([0.3, 0.7])
+    assert plan.compose(plan.planned_costs())[0] == pytest.approx(1.0, rel=1e-12)
+    paper = mechanisms.get("paper")(1.0, 0.0, 4, 2, False, split=0.2)  # no IS step: no bin counts query
+    assert [c[0] for c in paper.planned_costs()] == pytest.approx([0.4, 0.4])
