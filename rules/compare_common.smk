@@ -38,18 +38,25 @@ def configured_bins(wildcards):
 
 def histories():
     """The append-only record of every release of a plug-in whose noise cannot be replayed (its
-    release takes `history_path`: AIM's), reruns included, for every reported run's release.
+    release takes `history_path`: AIM's), reruns included, for every reported run's release: as
+    configured and, where the release depends on the setting (AIM's knobs), at the tuned one.
     """
-    return [
-        base.PROVIDED["history_path"](
-            PLUGINS[m], plugin_context(PLUGINS[m], d, b, e, "")
-        )
-        for d in config["datasets"]
-        for b in BLOCKS
-        for e in EPSILONS
-        for m in RIVALS
-        if "history_path" in PLUGINS[m].release.arguments()
-    ]
+    return sorted(
+        {
+            base.PROVIDED["history_path"](
+                PLUGINS[m], plugin_context(PLUGINS[m], d, b, e, s)
+            )
+            for d in config["datasets"]
+            for b in BLOCKS
+            for e in EPSILONS
+            for m in RIVALS
+            if "history_path" in PLUGINS[m].release.arguments()
+            for s in {
+                "",
+                tuned(m, d, e) if CHOICE and "tuned" in COMPARISON["columns"] else "",
+            }
+        }
+    )
 
 
 # The tuned settings (data/tuning/choice.yaml, written by `snakemake tune`): {method: {dataset:
