@@ -78,8 +78,8 @@ def base_method(method, dataset):
 def method_files(method, dataset, eps, block, suffix):
     """One method's evaluation file and ledger (the run's account) in one block, under the
     setting `suffix` of its family."""
-    last = run_iterations(method, suffix) - 1 if method in grids.VARIANT else None
     method = base_method(method, dataset)
+    last = run_iterations(method, suffix) - 1 if method in grids.VARIANT else None
     folder = f"{dataset}/{block}/eps{eps}"
     if method in grids.VARIANT:
         run = f"{folder}{'-mmd' if grids.family(method) == 'mmd' else ''}{suffix}"
@@ -106,10 +106,11 @@ def final_iteration(method, suffix):
     return {"iterations": run_iterations(method, suffix)}
 
 
-def compared_runs(blocks, columns, methods=COMPARISON["methods"]):
-    """The runs of `methods` in `blocks`, a dict each: method, dataset, eps, the column it stands in
-    and its setting, its evaluation file and ledger. `columns` maps a column's name to the setting
-    of a method at a dataset and eps."""
+def compared_runs(blocks, columns, methods=COMPARISON["methods"], datasets=None):
+    """The runs of `methods` in `blocks` on `datasets` (all by default), a dict each: method,
+    dataset, eps, the column it stands in and its setting, its evaluation file and ledger.
+    `columns` maps a column's name to the setting of a method at a dataset and eps (where ExPriL by
+    MMD is plain ExPriL, base_method, a setting of plain ExPriL's grid)."""
     return [
         {
             "method": m,
@@ -117,14 +118,14 @@ def compared_runs(blocks, columns, methods=COMPARISON["methods"]):
             "eps": settings.parse_eps(e),
             "column": column,
             "setting": choose(m, d, e),
-            **final_iteration(m, choose(m, d, e)),
+            **final_iteration(base_method(m, d), choose(m, d, e)),
             **dict(
                 zip(("evaluation", "ledger"), method_files(m, d, e, b, choose(m, d, e)))
             ),
         }
         for column, choose in columns.items()
         for m in methods
-        for d in config["datasets"]
+        for d in (config["datasets"] if datasets is None else datasets)
         for e in EPSILONS
         for b in blocks
     ]
@@ -188,16 +189,19 @@ def calibration_runs():
     runs = []
     for method in COMPARISON["methods"]:
         grid = grids.family(method)
+        datasets = [
+            d
+            for d in config["datasets"]
+            if (grid != "mmd" or importance_sampling(d)) and d not in RESAMPLED
+        ]
         for s in grids.settings(GRID, grid):
             suffix = grids.suffix(GRID, grid, s)
             runs += [
                 r
                 for r in compared_runs(
-                    [block], {suffix: lambda m, d, e, s=suffix: s}, [method]
+                    [block], {suffix: lambda m, d, e, s=suffix: s}, [method], datasets
                 )
-                if (grid != "mmd" or importance_sampling(r["dataset"]))
-                and r["dataset"] not in RESAMPLED
-                and settings.format_eps(r["eps"]) in calibrated
+                if settings.format_eps(r["eps"]) in calibrated
                 # Without noise, knobs of the noise alone change nothing: those runs repeat others.
                 and not (math.isinf(r["eps"]) and grids.noiseless_duplicate(GRID, s))
             ]
