@@ -467,3 +467,15 @@ def test_no_privacy_is_a_reference_and_no_contest():
     assert "| A | ∞ | 75.0 ± 3.8 | 78.0 ± 3.8 | 85.0 ± 3.8 |" in md  # a reference: no mark
     assert "| Dataset | 1 |" in md and "| ★ / ▲ | 0 / 2 of 2 |" in md
     assert md.count("ε = ∞ adds no noise") == 1
+
+
+def test_an_expril_run_is_read_at_its_settings_last_iteration(tmp_path):
+    """h_T: t = 2 (the configured T) for a run without `iterations`, t = 1 for a T1 setting's run."""
+    rows = [("A", 0, 1.0, v, t, 0.5 + 0.1 * t, 0.5) for v in ("C", "I") for t in (0, 1, 2)]
+    path = tmp_path / "accuracy.csv"
+    pd.DataFrame(rows, columns=["dataset", "seed", "eps", "variant", "t", "accuracy", "positive_share"]).to_csv(
+        path, index=False
+    )
+    run = {"method": "I", "dataset": "A", "eps": 1.0, "column": "tuned", "setting": "", "evaluation": str(path)}
+    read = comparison.read_runs([run, run | {"setting": "~budget=T1", "iterations": 1}], 2)
+    assert read.accuracy.tolist() == pytest.approx([0.7, 0.6])

@@ -230,3 +230,25 @@ def test_a_t_setting_changes_only_its_own_paths(tmp_path):
     assert "results/plan/learner/A/10000-10001/eps1~budget=T1/both/model_t1.npz" in added
     assert "results/plan/oracle/A/10000-10001/eps1~budget=T1/both/errors_t0.ledger.csv" in added
     assert "results/plan/oracle/A/10000-10001/eps1/both/errors_t1.ledger.csv" in before
+
+
+@pytest.mark.slow
+def test_a_tuned_t1_run_is_read_at_its_own_last_iteration(tmp_path):
+    """A choice of `~snr=16~budget=T1` for I-ExPriL on A (no IS step: ExPriL by MMD is plain ExPriL
+    there and takes I's setting): the comparison reads that run's evaluation and the ledger of its
+    last query, errors_t0 (T = 1), and the as-configured run's errors_t1."""
+    methods = ["C", "I", "llp", "dpsgd", "aim", "dpmerf", "C-mmd", "I-mmd"]
+    choice = {
+        m: {d: {"1": "", "inf": ""} for d in (["C", "CTG-B"] if m.endswith("mmd") else ["A", "C", "CTG-B"])}
+        for m in methods
+    }
+    choice["I"]["A"]["1"] = "~snr=16~budget=T1"
+    (tmp_path / "choice.yaml").write_text(yaml.safe_dump(choice))
+    jobs = plan(
+        "compare", *SMOKE, "--config", "results=results/plan", f'comparison={{"choice": "{tmp_path}/choice.yaml"}}'
+    )
+    compare = next(j for j in jobs if j["rule"] == "compare_methods")
+    run = "results/plan/oracle/A/0-1/eps1"
+    assert f"{run}~snr=16~budget=T1/both/errors_t0.ledger.csv" in compare["input"]
+    assert f"{run}/both/errors_t1.ledger.csv" in compare["input"]
+    assert "results/plan/eval/A/0-1/eps1~snr=16~budget=T1/accuracy.csv" in compare["input"]
