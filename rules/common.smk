@@ -156,9 +156,9 @@ def n_val(wildcards):
     return settings.benchmark_n_val(config, spec(wildcards))
 
 
-def bins_per_feature(wildcards, snr, iterations=T):
+def bins_per_feature(wildcards, snr, iterations):
     """q by the paper's signal-to-noise rule at `snr`, for the noise of a plan of `iterations`
-    iterations."""
+    iterations (Eq. 14's lambda, whatever the plan's split)."""
     return settings.bins_per_feature(
         n_val(wildcards),
         settings.feature_count(spec(wildcards)),
@@ -213,10 +213,24 @@ def answer_file(wildcards, variant, t):
     return f"{R}/oracle/{block_dir(wildcards)}/{folder}/{variant_dir(variant, t)}/errors_t{t}.npz"
 
 
+# The knobs of a run's setting that its bins and its bin counts query depend on.
+BINS_KNOBS = ["snr", "iterations"]
+COUNTS_KNOBS = BINS_KNOBS + ["split"]
+
+
+def marginal_bins_file(wildcards, family):
+    """The learner's bins of the bin counts query, by its setting's snr and T."""
+    bins = upstream(wildcards, family, BINS_KNOBS)
+    return (
+        f"{R}/learner/{block_dir(wildcards)}/eps{wildcards.eps}{bins}/marginal_bins.npz"
+    )
+
+
 def counts_file(wildcards):
-    """The bin counts query of the run's chain, on the bins of its setting's snr."""
-    bins = upstream(wildcards, chain_family(wildcards), ["snr"])
-    return f"{R}/oracle/{block_dir(wildcards)}/eps{wildcards.eps}{wildcards.currency}{bins}/marginals.npz"
+    """The bin counts query of the run's chain, on the bins of its setting's snr and T, at its
+    split."""
+    counts = upstream(wildcards, chain_family(wildcards), COUNTS_KNOBS)
+    return f"{R}/oracle/{block_dir(wildcards)}/eps{wildcards.eps}{wildcards.currency}{counts}/marginals.npz"
 
 
 def embedding_file(wildcards):
@@ -258,21 +272,18 @@ def reweight_inputs(wildcards):
         }
     inputs = {}
     if counts_query(wildcards):
-        bins = upstream(wildcards, chain_family(wildcards), ["snr"])
-        inputs["bins"] = (
-            f"{R}/learner/{block_dir(wildcards)}/eps{wildcards.eps}{bins}/marginal_bins.npz"
-        )
+        inputs["bins"] = marginal_bins_file(wildcards, chain_family(wildcards))
     if importance_sampling(wildcards.dataset):
         inputs["marginals"] = counts_file(wildcards)
     return inputs
 
 
 def evaluated_models(wildcards):
-    """Every h_t (t = 0..T) of every variant for this dataset, block and eps."""
+    """Every h_t (t = 0..T, T the setting's) of every variant for this dataset, block and eps."""
     return {
         f"{v}_t{t}": model_file(wildcards, v, t)
         for v in config["variants"]
-        for t in range(T + 1)
+        for t in range(iterations(wildcards) + 1)
     }
 
 

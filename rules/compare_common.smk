@@ -46,18 +46,29 @@ def configured_bins(wildcards):
 def histories(currency):
     """The append-only record of every release of a plug-in whose noise cannot be replayed (its
     release takes `history_path`: AIM's), reruns included, for every reported run's release in
-    the currency (its name).
+    the currency (its name): as configured and, where the release depends on the setting (AIM's
+    knobs), at the tuned one.
     """
-    return [
-        base.PROVIDED["history_path"](
-            PLUGINS[m], plugin_context(PLUGINS[m], d, b, e, "", CURRENCIES[currency])
-        )
-        for d in config["datasets"]
-        for b in BLOCKS
-        for e in EPSILONS
-        for m in CURRENCIES[currency].methods(RIVALS)
-        if "history_path" in PLUGINS[m].release.arguments()
-    ]
+    return sorted(
+        {
+            base.PROVIDED["history_path"](
+                PLUGINS[m], plugin_context(PLUGINS[m], d, b, e, s, CURRENCIES[currency])
+            )
+            for d in config["datasets"]
+            for b in BLOCKS
+            for e in EPSILONS
+            for m in CURRENCIES[currency].methods(RIVALS)
+            if "history_path" in PLUGINS[m].release.arguments()
+            for s in {
+                "",
+                (
+                    tuned(m, d, e, currency)
+                    if choice(currency) and "tuned" in COMPARISON["columns"]
+                    else ""
+                ),
+            }
+        }
+    )
 
 
 def choice_file(currency):
@@ -85,10 +96,11 @@ def method_files(method, dataset, eps, block, suffix, currency):
     """One method's evaluation file and ledger (the run's account) in one block, under the
     setting `suffix` of its family, in the currency (its name)."""
     method = base_method(method, dataset)
+    last = run_iterations(method, suffix) - 1 if method in grids.VARIANT else None
     folder = f"{dataset}/{block}/eps{eps}{CURRENCIES[currency].tag}"
     if method in grids.VARIANT:
         run = f"{folder}{'-mmd' if grids.family(method) == 'mmd' else ''}{suffix}"
-        last = f"{variant_dir(grids.VARIANT[method], T - 1)}/errors_t{T - 1}.ledger.csv"
+        last = f"{variant_dir(grids.VARIANT[method], last)}/errors_t{last}.ledger.csv"
         return f"{R}/eval/{run}/accuracy.csv", f"{R}/oracle/{run}/{last}"
     plugin = PLUGINS[method]
     return (
@@ -99,11 +111,28 @@ def method_files(method, dataset, eps, block, suffix, currency):
     )
 
 
-def compared_runs(blocks, columns, currency, methods=COMPARISON["methods"]):
-    """The runs of `methods` that run in the currency (its name) in `blocks`, a dict each: method,
-    dataset, eps, the column it stands in and its setting, the currency, its evaluation file and
-    ledger. `columns` maps a column's name to the setting of a method at a dataset and eps.
-    """
+def run_iterations(method, suffix):
+    """ExPriL's T in the setting `suffix` of one of its methods' (C, I, C-mmd, I-mmd) families."""
+    chosen = grids.parse(GRID, grids.family(method), suffix)
+    return int(grids.knob(GRID, chosen, "iterations", T))
+
+
+def final_iteration(method, suffix):
+    """{"iterations": T} for an ExPriL run whose setting sets another T than the configured: the
+    comparison reads its h_T (expril.reports.comparison.read_runs); {} otherwise."""
+    if method not in grids.VARIANT or run_iterations(method, suffix) == T:
+        return {}
+    return {"iterations": run_iterations(method, suffix)}
+
+
+def compared_runs(
+    blocks, columns, currency, methods=COMPARISON["methods"], datasets=None
+):
+    """The runs of `methods` that run in the currency (its name) in `blocks` on `datasets` (all by
+    default), a dict each: method, dataset, eps, the column it stands in and its setting, the
+    currency, its evaluation file and ledger.
+    `columns` maps a column's name to the setting of a method at a dataset and eps (where ExPriL by
+    MMD is plain ExPriL, base_method, a setting of plain ExPriL's grid)."""
     return [
         {
             "method": m,
@@ -112,6 +141,7 @@ def compared_runs(blocks, columns, currency, methods=COMPARISON["methods"]):
             "column": column,
             "setting": choose(m, d, e),
             "currency": currency,
+            **final_iteration(base_method(m, d), choose(m, d, e)),
             **dict(
                 zip(
                     ("evaluation", "ledger"),
@@ -121,7 +151,7 @@ def compared_runs(blocks, columns, currency, methods=COMPARISON["methods"]):
         }
         for column, choose in columns.items()
         for m in CURRENCIES[currency].methods(methods)
-        for d in config["datasets"]
+        for d in (config["datasets"] if datasets is None else datasets)
         for e in EPSILONS
         for b in blocks
     ]
@@ -187,21 +217,25 @@ def calibration_runs(currency):
     runs = []
     for method in CURRENCIES[currency].methods(COMPARISON["methods"]):
         grid = grids.family(method)
+        datasets = [
+            d
+            for d in config["datasets"]
+            if (grid != "mmd" or importance_sampling(d)) and d not in RESAMPLED
+        ]
         for s in grids.settings(GRID, grid):
             suffix = grids.suffix(GRID, grid, s)
             runs += [
                 r
                 for r in compared_runs(
-                    [block], {suffix: lambda m, d, e, s=suffix: s}, currency, [method]
+                    [block],
+                    {suffix: lambda m, d, e, s=suffix: s},
+                    currency,
+                    [method],
+                    datasets,
                 )
-                if (grid != "mmd" or importance_sampling(r["dataset"]))
-                and r["dataset"] not in RESAMPLED
-                and settings.format_eps(r["eps"]) in calibrated
-                # Without noise the bins do not follow the snr rule: those runs repeat as configured.
-                and not (
-                    math.isinf(r["eps"])
-                    and s.get("snr", grids.CONFIGURED) != grids.CONFIGURED
-                )
+                if settings.format_eps(r["eps"]) in calibrated
+                # Without noise, knobs of the noise alone change nothing: those runs repeat others.
+                and not (math.isinf(r["eps"]) and grids.noiseless_duplicate(GRID, s))
             ]
     return runs
 

@@ -18,7 +18,9 @@ rule evaluate_hypotheses:
         mem_mb=memory_mb(),
     params:
         code=package_code("evaluate_hypotheses"),
-        models=lambda wc: [(v, t) for v in config["variants"] for t in range(T + 1)],
+        models=lambda wc: [
+            (v, t) for v in config["variants"] for t in range(iterations(wc) + 1)
+        ],
     script:
         "../workflow_scripts/evaluate_hypotheses.py"
 

@@ -16,7 +16,7 @@ rule make_bins:
         "../envs/expril.yaml"
     params:
         code=package_code("make_bins"),
-        q=lambda wc: bins_per_feature(wc, snr(wc, "expril")),
+        q=lambda wc: bins_per_feature(wc, snr(wc, "expril"), iterations(wc, "expril")),
     script:
         "../workflow_scripts/make_bins.py"
 
@@ -66,7 +66,9 @@ rule reweight_source:
         "../envs/expril.yaml"
     params:
         code=package_code("reweight_source"),
-        q=lambda wc: bins_per_feature(wc, snr(wc, chain_family(wc))),
+        q=lambda wc: bins_per_feature(
+            wc, snr(wc, chain_family(wc)), iterations(wc, chain_family(wc))
+        ),
         solver=config["reweight"],
         mechanism=privacy_plan("expril"),
     script:

@@ -8,7 +8,8 @@
 rule oracle_marginals:
     input:
         target_val=rules.split_target.output.val,
-        bins=rules.make_bins.output[0],
+        # the bins of its setting's snr and T (its split changes the noise alone)
+        bins=lambda wc: marginal_bins_file(wc, "expril"),
     output:
         answers=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{setting}}/marginals.npz",
         ledger=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{setting}}/marginals.ledger.csv",

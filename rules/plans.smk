@@ -4,20 +4,28 @@
 # the releases it changes.
 
 
-PLANS = {
-    # ExPriL's bin counts and error queries (Eq. 14: lambda = d (T+1) / eps), on the dataset's bins.
-    "expril": lambda wildcards, eps, delta: chain_mechanism(wildcards)(
+def expril_plan(wildcards, eps, delta):
+    """ExPriL's bin counts and error queries (Eq. 14: lambda = d (T+1) / eps), on the dataset's
+    bins, at the T and budget split of the job's setting (a split only where it sets one).
+    """
+    split = budget_split(wildcards)
+    return chain_mechanism(wildcards)(
         eps,
         delta,
         settings.feature_count(spec(wildcards)),
-        T,
+        iterations(wildcards),
         spec(wildcards)["importance_sampling"],
-    ),
+        **({} if split is None else {"split": split}),
+    )
+
+
+PLANS = {
+    "expril": expril_plan,
     # Pb. 1 by MMD: a Gaussian release with the bin counts query's share of the run's budget,
     # accounted as the chain's other queries are (mechanisms.embedding_for).
     "embedding": lambda wildcards, eps, delta: mechanisms.embedding_for(
         chain_mechanism(wildcards)
-    )(eps, delta, n_val(wildcards), T),
+    )(eps, delta, n_val(wildcards), iterations(wildcards, "mmd")),
 }
 
 

@@ -10,13 +10,18 @@ def setting(wildcards, family):
 
 
 def chain_family(wildcards):
-    """ExPriL's chain is tuned on ExPriL's grid, and with Pb. 1 by MMD on the MMD grid."""
-    return "mmd" if wildcards.weighting == "-mmd" else "expril"
+    """ExPriL's chain is tuned on ExPriL's grid, and with Pb. 1 by MMD on the MMD grid (a rule
+    without the {weighting} wildcard, the bin counts query's, is ExPriL's)."""
+    return "mmd" if getattr(wildcards, "weighting", "") == "-mmd" else "expril"
 
 
-def upstream(wildcards, family, axes):
-    """The suffix of a file the rule reads that depends on these axes of its setting alone."""
-    return grids.suffix(GRID, family, setting(wildcards, family), axes)
+def upstream(wildcards, family, knobs):
+    """The suffix of a file the rule reads that depends on these knobs of its setting alone (the
+    axes that set them: grids.depends)."""
+    chosen = setting(wildcards, family)
+    return grids.suffix(
+        GRID, family, chosen, grids.depends(GRID, family, chosen, knobs)
+    )
 
 
 def network(wildcards, family):
@@ -26,7 +31,20 @@ def network(wildcards, family):
 
 def snr(wildcards, family):
     """The bins' signal-to-noise target of the rule's setting."""
-    return grids.value(setting(wildcards, family), "snr", config["bins"]["snr"])
+    return grids.knob(GRID, setting(wildcards, family), "snr", config["bins"]["snr"])
+
+
+def iterations(wildcards, family=None):
+    """ExPriL's T in the rule's setting (config `iterations` as configured)."""
+    chosen = setting(wildcards, family or chain_family(wildcards))
+    return int(grids.knob(GRID, chosen, "iterations", T))
+
+
+def budget_split(wildcards, family=None):
+    """The bin counts query's share of eps in the rule's setting (None: Eq. 14's equal shares)."""
+    chosen = setting(wildcards, family or chain_family(wildcards))
+    split = grids.knob(GRID, chosen, "split", None)
+    return None if split is None else float(split)
 
 
 def feature_map_file(dataset, seeds, features, scale=grids.CONFIGURED):

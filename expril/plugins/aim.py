@@ -1,8 +1,9 @@
 """Marginal-based synthetic data, AIM or MST from OpenDP (expril.rivals.aim, docs/synthetic.md), as a
 plug-in: the curator's one release, records drawn from a graphical model fitted on its validation
 split discretised on ExPriL's bins as configured (the learner's first query's), in pure DP or in
-zCDP as the currency says; the learner's network trained on them. The release is the same for
-every setting, which differ in the final network alone."""
+zCDP as the currency says; the learner's network trained on them. The release depends on the
+setting's AIM knobs (`oneway`, the one-way marginals' share of the budget, and `rounds`, AIM's
+rounds per column: config/tuning.yaml), the learner's network on its model too."""
 
 import numpy as np
 
@@ -17,13 +18,13 @@ from expril.steps.blocks import load_bins, load_block, log, timed, train_on_reco
 
 
 @timed
-def aim_release(val_path, bins_path, out_path, ledger_path, history_path, name, mechanism, rows, threads):
+def aim_release(val_path, bins_path, out_path, ledger_path, history_path, name, mechanism, rows, threads, knobs=None):
     """Marginal-based synthetic data (expril.rivals.aim): the curator's validation split
     discretised on the learner's bins, a graphical model fitted by AIM or MST (the mechanism's
     algorithm) with the run's budget in the mechanism's measure (pure DP's eps or zCDP's rho),
     and `rows` labelled records (bin indices) drawn from it and released. OpenDP's noise is not
     seeded: every release is also appended to the split's history (`history_path`), reruns
-    included."""
+    included. `knobs`: the setting's AIM knobs (aim.fit), none as configured."""
     mechanism = mechanisms.from_param(mechanism)
     val = load_block(val_path, ("x", "y"))
     seeds = val["seeds"]
@@ -31,7 +32,7 @@ def aim_release(val_path, bins_path, out_path, ledger_path, history_path, name, 
     secret, ids, y = noise.secret(), [], []
     for b, seed in enumerate(seeds):
         measure, budget = mechanism.budget
-        model, spent = aim.fit(val["x"][b], val["y"][b], edges[b], budget, mechanism.algorithm, threads, measure)
+        model, spent = aim.fit(val["x"][b], val["y"][b], edges[b], budget, mechanism.algorithm, threads, measure, knobs)
         if not spent <= budget:
             raise ledger.BudgetError(
                 f"{name} seed {seed}: OpenDP accounts {measure} {spent} for {mechanism.name}, above the run's {budget}"
@@ -68,6 +69,16 @@ def train_aim(source_path, bins_path, release_path, out_path, network, training,
     save_npz(out_path, seeds=seeds, **model)
 
 
+# AIM's own knobs that a setting may set (config/tuning.yaml: the one-way marginals' share of eps,
+# the rounds per column); OpenDP's defaults as configured.
+KNOBS = ("oneway", "rounds")
+
+
+def aim_knobs(ctx):
+    """The knobs the job's setting sets, {} as configured."""
+    return {k: v for k in KNOBS if (v := ctx.knob(k, None)) is not None}
+
+
 class AIM(Method):
     name = "aim"
     display = "AIM"
@@ -78,7 +89,8 @@ class AIM(Method):
             "records.npz",
             {"val_path": "target_val", "bins_path": "configured_bins"},
             release=True,
-            axes=(),
+            axes=KNOBS,
+            params=lambda ctx: {"knobs": knobs} if (knobs := aim_knobs(ctx)) else {},
         ),
         Step(
             "train_aim",

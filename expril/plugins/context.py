@@ -79,9 +79,13 @@ class Context:
         """The knobs of the setting's recipe on `axis`, over the `configured` ones."""
         return grids.recipe(self.grid, self.setting, axis, configured)
 
+    def knob(self, name, configured):
+        """The value the setting gives the knob `name` (an axis's, or a recipe's), else `configured`."""
+        return grids.knob(self.grid, self.setting, name, configured)
+
     def snr(self):
         """The bins' signal-to-noise target of the setting."""
-        return grids.value(self.setting, "snr", self.config["bins"]["snr"])
+        return self.knob("snr", self.config["bins"]["snr"])
 
     def bins_per_feature(self, snr, iterations):
         """q by the paper's signal-to-noise rule at `snr`, for a plan of `iterations` error queries."""

@@ -83,7 +83,7 @@ def planned(method, ctx):
             f"its release protects neighbours that {mechanism.neighbours}, not currency "
             f"{ctx.currency.name!r}'s ({ctx.currency.relation})",
         )
-    eps, delta = mechanism.compose([mechanism.cost()] * mechanism.planned_queries)
+    eps, delta = mechanism.compose(mechanism.planned_costs())
     budget = (ctx.eps, ctx.delta)
     for spent in ((mechanism.eps, mechanism.delta), (eps, delta)):
         if not _within(spent, budget):

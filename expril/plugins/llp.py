@@ -1,8 +1,8 @@
 """Learning from label proportions (LLP; expril.rivals.llp, docs/comparison.md) as a plug-in: the
 learner's bins, the curator's one release (the noisy counts and negatives of every bin, the bin
 counts query and the error query on h_0 = 1 of `counts` planned for one iteration, lambda = 2d/eps),
-and the learner's network trained on the bags. The bins and the release depend on the setting's
-snr alone."""
+and the learner's network trained on the bags. The bins depend on the setting's snr alone, the
+release on its snr and its budget split."""
 
 import numpy as np
 
@@ -80,7 +80,7 @@ class LLP(Method):
             "proportions.npz",
             {"val_path": "target_val", "bins_path": "llp_bins"},
             release=True,
-            axes=("snr",),
+            axes=("snr", "split"),
         ),
         Step(
             "train_llp",
@@ -94,8 +94,12 @@ class LLP(Method):
     def mechanism(self, ctx):
         """The currency's counts mechanism (`counts`, `gaussian-counts`) planned for one iteration:
         its bin counts query and its error query on h_0 = 1 spend the run's budget (`counts`:
-        lambda = 2d/eps)."""
-        return mechanisms.get(ctx.mechanism)(ctx.eps, ctx.delta, ctx.features, 1, ctx.spec["importance_sampling"])
+        lambda = 2d/eps as configured; the setting's split shares it otherwise)."""
+        split = ctx.knob("split", None)
+        shares = {} if split is None else {"split": split}
+        return mechanisms.get(ctx.mechanism)(
+            ctx.eps, ctx.delta, ctx.features, 1, ctx.spec["importance_sampling"], **shares
+        )
 
 
 register(LLP())

@@ -61,6 +61,11 @@ class Mechanism(ABC):
         composition, exact for pure eps."""
         return sum(e for e, *_ in costs), sum(d for _, d, *_ in costs)
 
+    def planned_costs(self):
+        """(eps, delta, rho) of each planned query (`cost`), the plan's spend as `compose` takes it:
+        all alike unless a mechanism's queries differ."""
+        return [self.cost()] * self.planned_queries
+
     def cost(self, query=None):
         """(eps, delta, rho) of one query, as `compose` takes it and the ledger records it."""
         return *self.query_cost(query), self.ledger_fields(query).get("rho", math.nan)

@@ -17,25 +17,69 @@ from expril.privacy.zcdp import ZCDP
 COUNTS_QUERY = "marginals"
 
 
+def is_counts_query(query):
+    """Whether `query` names a bin counts query: ExPriL's COUNTS_QUERY, or a plug-in's
+    '<method>/counts' (LLP's); any other query is an error query."""
+    return query == COUNTS_QUERY or (query is not None and query.rsplit("/", 1)[-1] == "counts")
+
+
 class Histogram(Mechanism):
     """The oracle's answers on the learner's bins (ExPriL): the bin counts query and error queries
     on submitted hypotheses, with Laplace noise of scale lambda = d (T+1) / eps (Eq. 14) on
-    histograms of sensitivity 1 per feature; lambda = 0 (eps = inf) gives exact answers."""
+    histograms of sensitivity 1 per feature; lambda = 0 (eps = inf) gives exact answers.
+
+    `split` (a tuning axis, config/tuning.yaml) is the share of eps the bin counts query spends,
+    the T error queries sharing the rest equally: lambda_counts = d / (split eps), lambda_errors =
+    d T / ((1 - split) eps), so that the run still spends exactly eps. None (as configured) is
+    Eq. 14's equal shares, 1 / (T+1) each, computed as Eq. 14 computes it."""
 
     neighbours = RECORD
     # The learner divides released error counts by released bin counts: every run then asks the
     # bin counts first, and the error queries use the same bins.
     uses_counts = False
 
-    def __init__(self, eps, delta, features, iterations, importance_sampling):
+    def __init__(self, eps, delta, features, iterations, importance_sampling, split=None):
         super().__init__(eps, delta)
         self.features, self.iterations = int(features), int(iterations)
         self.importance_sampling = bool(importance_sampling)
+        if split is not None and not (0 < float(split) < 1 and self.iterations >= 1):
+            raise ValueError(
+                f"{self.name}: split is the counts query's share of eps, in (0, 1), for a plan of at "
+                f"least one error query; got {split} with T = {self.iterations}"
+            )
+        self.split = None if split is None else float(split)
+
+    def param(self):
+        """As configured (equal shares) the plan's param has no `split`, as before the axis existed."""
+        param = super().param()
+        if param.get("split", 0) is None:
+            del param["split"]
+        return param
+
+    def share(self, query):
+        """The share of the run's budget `query` gets (the split's), None for Eq. 14's equal shares."""
+        if self.split is None:
+            return None
+        return self.split if is_counts_query(query) else (1 - self.split) / self.iterations
 
     @cached_property
     def scale(self):
-        """The noise's scale, Laplace's lambda = d (T+1) / eps; 0 means no noise."""
-        return calibration.laplace_scale(self.features, self.iterations, self.eps)
+        """The error queries' noise scale, Laplace's lambda = d (T+1) / eps as configured (d T /
+        ((1 - split) eps) with a split); 0 means no noise."""
+        if self.split is None:
+            return calibration.laplace_scale(self.features, self.iterations, self.eps)
+        return calibration.laplace_scale(self.features, 0, self.share("errors") * self.eps)
+
+    @cached_property
+    def counts_scale(self):
+        """The bin counts query's noise scale: `scale` as configured, d / (split eps) with a split."""
+        if self.split is None:
+            return self.scale
+        return calibration.laplace_scale(self.features, 0, self.split * self.eps)
+
+    def query_scale(self, query):
+        """The noise scale of `query` (the bin counts query's or an error query's)."""
+        return self.counts_scale if is_counts_query(query) else self.scale
 
     @classmethod
     def asks_counts(cls, importance_sampling):
@@ -52,6 +96,11 @@ class Histogram(Mechanism):
     @property
     def planned_queries(self):
         return self.n_queries(self.iterations, self.importance_sampling)
+
+    def planned_costs(self):
+        """The bin counts query's cost where the run asks it, then the T error queries'."""
+        counts = [self.cost(COUNTS_QUERY)] * (self.planned_queries - self.iterations)
+        return counts + [self.cost()] * self.iterations
 
     @abstractmethod
     def release_counts(self, ids, n_bins, generator):
@@ -75,6 +124,11 @@ class Histogram(Mechanism):
         so that another eps draws fresh noise."""
         return self.scale
 
+    def query_stream_scale(self, query):
+        """Keys `query`'s noise stream: `stream_scale` as configured, the query's own scale with a
+        split, so that another split draws fresh noise."""
+        return self.stream_scale if self.split is None else self.query_scale(query)
+
     @classmethod
     def at_scale(cls, scale, features=1):
         """The mechanism at a given noise scale, for audits and tests (runs derive it from eps)."""
@@ -82,8 +136,9 @@ class Histogram(Mechanism):
         mechanism.scale = float(scale)
         return mechanism
 
-    def noise(self, generator, size):
-        return noise.laplace(generator, self.scale, size)
+    def noise(self, generator, size, query=None):
+        """`size` draws of `query`'s noise (an error query's by default)."""
+        return noise.laplace(generator, self.query_scale(query), size)
 
     @property
     def sensitivity(self):
@@ -91,10 +146,11 @@ class Histogram(Mechanism):
         return self.features
 
     def query_cost(self, query=None):
-        return (math.inf if self.scale == 0 else self.sensitivity / self.scale), 0.0
+        scale = self.query_scale(query)
+        return (math.inf if scale == 0 else self.sensitivity / scale), 0.0
 
     def ledger_fields(self, query=None):
-        return {"sensitivity": self.sensitivity, "scale": self.scale}
+        return {"sensitivity": self.sensitivity, "scale": self.query_scale(query)}
 
 
 def noisy_rate(errors, counts, drawn):
@@ -112,7 +168,7 @@ class Paper(Histogram):
 
     def release_counts(self, ids, n_bins, generator):
         counts = bin_sums(ids, n_bins)
-        return np.clip((counts + self.noise(generator, n_bins)) / ids.shape[0], 0.0, 1.0)
+        return np.clip((counts + self.noise(generator, n_bins, COUNTS_QUERY)) / ids.shape[0], 0.0, 1.0)
 
     def release_errors(self, ids, n_bins, errors, generator):
         """clip((E_k + Lap) / N_k); the paper leaves an empty bin undefined: it is divided by 1, so
@@ -129,7 +185,7 @@ class Counts(Histogram):
     uses_counts = True
 
     def release_counts(self, ids, n_bins, generator):
-        return bin_sums(ids, n_bins) + self.noise(generator, n_bins)
+        return bin_sums(ids, n_bins) + self.noise(generator, n_bins, COUNTS_QUERY)
 
     def release_errors(self, ids, n_bins, errors, generator):
         return bin_sums(ids, n_bins, errors) + self.noise(generator, n_bins)
@@ -149,8 +205,9 @@ class GaussianCounts(ZCDP, Counts):
     """`counts`' releases (noisy counts only, every ratio computed by the learner) with Gaussian
     noise calibrated in zero-concentrated DP (expril.privacy.zcdp), for runs at (eps, delta) as
     DP-SGD's and DP-MERF's. One query's d histograms move by 1 in one bin each when a record is
-    added or removed: L2 sensitivity sqrt(d). Each query gets an equal share of the run's rho, with
-    std sqrt(d) / sqrt(2 rho_q); no noise at eps = inf.
+    added or removed: L2 sensitivity sqrt(d). Each query gets an equal share of the run's rho (or,
+    with a `split`, that share to the bin counts query and the rest equally to the error queries),
+    with std sqrt(d) / sqrt(2 rho_q); no noise at eps = inf.
 
     zCDP composes by adding rho, tighter than adding each query's (eps, delta): the run's total
     is its queries' rho summed and converted once (`compose`), NOT the sum of the per-query
@@ -164,15 +221,30 @@ class GaussianCounts(ZCDP, Counts):
         """L2: one count of each of the d histograms moved by 1."""
         return math.sqrt(self.features)
 
+    def _std(self, query):
+        """`query`'s noise std: rho_share as configured, its split's share of the run's rho with one."""
+        if self.split is None:
+            return calibration.zcdp_std(self.rho_share, self.sensitivity)
+        rho = calibration.zcdp_budget(self.eps, self.delta) * self.share(query)
+        return calibration.zcdp_std(rho * (1 - self.ROUNDING), self.sensitivity)
+
     @cached_property
     def scale(self):
-        """The noise's std, sqrt(d) / sqrt(2 rho_q), rho_q the query's share of the run's rho."""
-        return calibration.zcdp_std(self.rho_share, self.sensitivity)
+        """The error queries' noise std."""
+        return self._std("errors")
+
+    @cached_property
+    def counts_scale(self):
+        """The bin counts query's noise std: `scale` as configured, its split's share with one."""
+        return self.scale if self.split is None else self._std(COUNTS_QUERY)
 
     @cached_property
     def rho(self):
-        """One query's rho, as OpenDP's privacy map states it for the noise drawn."""
+        """An error query's rho, as OpenDP's privacy map states it for the noise drawn."""
         return calibration.gaussian_rho(self.scale, self.sensitivity)
 
-    def noise(self, generator, size):
-        return noise.gaussian(np.zeros(size), generator, self.scale)
+    def query_rho(self, query=None):
+        return calibration.gaussian_rho(self.query_scale(query), self.sensitivity)
+
+    def noise(self, generator, size, query=None):
+        return noise.gaussian(np.zeros(size), generator, self.query_scale(query))

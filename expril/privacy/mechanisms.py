@@ -61,6 +61,6 @@ def embedding_for(chain):
 
 def from_param(param):
     """The mechanism a rule's `mechanism` param describes (other keys, such as the secret's
-    digest, are there for Snakemake's rerun triggers only)."""
+    digest, are there for Snakemake's rerun triggers only); a setting it omits keeps its default."""
     cls = get(param["name"])
-    return cls(**{key: param[key] for key in inspect.signature(cls).parameters})
+    return cls(**{key: param[key] for key in inspect.signature(cls).parameters if key in param})

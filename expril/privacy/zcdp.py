@@ -30,9 +30,13 @@ class ZCDP:
         ROUNDING below; inf at eps = inf (no noise)."""
         return calibration.zcdp_budget(self.eps, self.delta) / self.planned_queries * (1 - self.ROUNDING)
 
+    def query_rho(self, query=None):
+        """`query`'s rho: `rho` for every query, unless the subclass sizes its queries apart."""
+        return self.rho
+
     def query_cost(self, query=None):
         """One query's own (eps, delta): its rho converted at the run's delta."""
-        return calibration.zcdp_epsilon(self.rho, self.delta)
+        return calibration.zcdp_epsilon(self.query_rho(query), self.delta)
 
     def compose(self, costs):
         """The rho of the run's zCDP queries added up and converted once to (eps, delta); a query
@@ -44,4 +48,4 @@ class ZCDP:
         return super().compose([zcdp, *others])
 
     def ledger_fields(self, query=None):
-        return super().ledger_fields(query) | {"rho": self.rho}
+        return super().ledger_fields(query) | {"rho": self.query_rho(query)}

@@ -58,14 +58,16 @@ COLLAPSED_SHARE = 0.99
 
 def read_runs(runs, iterations):
     """Every run's accuracy and positive share, from `runs` (dicts: method, dataset, eps, column,
-    setting, evaluation): ExPriL's final hypothesis h_T, or a rival's network."""
+    setting, evaluation, and `iterations` where an ExPriL run's setting sets another T than
+    `iterations`, the configured): ExPriL's final hypothesis h_T, or a rival's network."""
     files, frames = {}, []
     for run in runs:
         if run["evaluation"] not in files:
             files[run["evaluation"]] = pd.read_csv(run["evaluation"])
         rows = files[run["evaluation"]]
         if run["method"] in VARIANTS:
-            rows = rows[(rows.variant == VARIANTS[run["method"]]) & (rows.t == iterations)]
+            last = run.get("iterations", iterations)
+            rows = rows[(rows.variant == VARIANTS[run["method"]]) & (rows.t == last)]
         frames.append(
             rows.assign(
                 method=run["method"],

@@ -123,14 +123,19 @@ def _select_within_budget(select):
     return margined
 
 
-def fit(x, y, edges, eps, algorithm="aim", threads=1, measure="epsilon"):
+def fit(x, y, edges, eps, algorithm="aim", threads=1, measure="epsilon", knobs=None):
     """The graphical model of the curator's records (x (n, d), y (n,)) on the bins `edges`, and
     what the library accounts for it (add/remove one record), in its privacy `measure`: `eps` is
     the budget in it, pure DP's epsilon (Laplace measurements) or zCDP's rho (Gaussian ones).
     Columns are the features' bin indices and the label; OpenDP adds a null category to each (last
-    index), which holds no record."""
+    index), which holds no record. `knobs` (AIM's only): `oneway`, the one-way marginals' share of
+    the budget (OpenDP's `oneway_split`, 1/2 by default), and `rounds`, AIM's rounds per column
+    (OpenDP's default 16); without noise (eps = inf) they change nothing."""
     if algorithm not in ALGORITHMS:
         raise ValueError(f"unknown algorithm {algorithm!r}, expected one of {ALGORITHMS}")
+    knobs = dict(knobs or {})
+    if set(knobs) - {"oneway", "rounds"} or (knobs and algorithm != "aim"):
+        raise ValueError(f"{algorithm}: unknown knobs {knobs} (AIM takes 'oneway' and 'rounds')")
     dp, pl, mbi = _import(threads)
     ids = feature_bin_ids(edges, x)
     names = columns(ids.shape[1])
@@ -141,7 +146,7 @@ def fit(x, y, edges, eps, algorithm="aim", threads=1, measure="epsilon"):
     context = dp.Context.compositor(
         data=pl.LazyFrame(data), privacy_unit=dp.unit_of(contributions=1), privacy_loss=dp.loss_of(**{measure: eps})
     )
-    measurement = _table_measurement(context, sizes, (measure, eps), algorithm, dp)
+    measurement = _table_measurement(context, sizes, (measure, eps), algorithm, dp, knobs)
     spent = measurement.map(1)
     return context(measurement).model, spent
 
@@ -150,7 +155,17 @@ def fit(x, y, edges, eps, algorithm="aim", threads=1, measure="epsilon"):
 _MEASUREMENTS = {}
 
 
-def _table_measurement(context, sizes, budget, algorithm, dp):
+def _aim_options(knobs, columns):
+    """OpenDP AIM's options for `knobs` (fit), none as configured (OpenDP's defaults)."""
+    options = {}
+    if "oneway" in knobs:
+        options["oneway_split"] = float(knobs["oneway"])
+    if "rounds" in knobs:
+        options["rounds"] = int(knobs["rounds"]) * columns
+    return options
+
+
+def _table_measurement(context, sizes, budget, algorithm, dp, knobs=None):
     """OpenDP's measurement releasing the contingency table, as `query.contingency_table()` builds
     it, built once per process for each (columns' sizes, budget, algorithm) and the context's data
     domain (the columns' names and types). It depends on these public parameters alone: its plan
@@ -161,11 +176,16 @@ def _table_measurement(context, sizes, budget, algorithm, dp):
     what `query.release()` does), so each run is eps-DP as before, accounted by OpenDP, with fresh
     noise, selections and model."""
     domain = context.accountant.input_domain
-    key = (tuple(sizes), budget, algorithm)
+    knobs = dict(knobs or {})
+    key = (tuple(sizes), budget, algorithm, tuple(sorted(knobs.items())))
     if key not in _MEASUREMENTS or _MEASUREMENTS[key][0] != domain:
         names = columns(len(sizes) - 1)
         method = (
-            dp.mbi.AIM(queries=[dp.mbi.Count(c) for c in workload(len(names) - 1)], estimator=_estimator)
+            dp.mbi.AIM(
+                queries=[dp.mbi.Count(c) for c in workload(len(names) - 1)],
+                estimator=_estimator,
+                **_aim_options(knobs, len(names)),
+            )
             if algorithm == "aim"
             else dp.mbi.MST()
         )

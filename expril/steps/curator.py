@@ -38,7 +38,8 @@ def answer_block(val, edges, name, queries, mechanism, release, per_seed=None):
             )
         n_bins = binning.bin_counts(edges[b]).sum()
         ids = binning.bin_ids(edges[b], val["x"][b])
-        generator = noise.stream(secret, name, int(seed), queries[b], edges[b], mechanism.stream_scale)
+        scale = mechanism.query_stream_scale(queries[b])
+        generator = noise.stream(secret, name, int(seed), queries[b], edges[b], scale)
         extra = () if per_seed is None else (per_seed[b],)
         answers.append(release(ids, n_bins, *extra, generator))
     return answers

@@ -98,6 +98,49 @@ def network(grid, setting, hidden):
     return {"hidden": list(hidden), "activation": "relu"} if model is None else dict(model)
 
 
+def knob(grid, setting, name, configured):
+    """The value a setting gives the knob `name`: its axis of that name's, else the recipe that one
+    of its recipe axes chooses (config/tuning.yaml `recipes`) where it sets the knob, else
+    `configured` (ExPriL's `iterations` and `split` are knobs of its `budget` axis)."""
+    if name in setting:
+        return value(setting, name, configured)
+    for axis, chosen in setting.items():
+        knobs = grid.get("recipes", {}).get(axis, {}).get(chosen, {})
+        if chosen != CONFIGURED and name in knobs:
+            return knobs[name]
+    return configured
+
+
+def knobs_of(grid, axis, chosen):
+    """The knobs a value of an axis sets: none as configured, a recipe's own, else the axis's."""
+    if chosen == CONFIGURED:
+        return set()
+    recipes = grid.get("recipes", {}).get(axis)
+    return set(recipes[chosen]) if recipes and chosen in recipes else {axis}
+
+
+def depends(grid, family, setting, knobs):
+    """The axes of `family` through which `setting` sets any of `knobs` (an axis of that name, or a
+    recipe axis whose chosen recipe sets one): a file that depends on those knobs alone is named by
+    these axes (`suffix(..., axes=depends(...))`), so that settings agreeing on them share it."""
+    return [
+        axis
+        for axis in grid["families"][family]
+        if axis in knobs or knobs_of(grid, axis, setting.get(axis, CONFIGURED)) & set(knobs)
+    ]
+
+
+# Knobs that act on the noise alone (the bins' signal-to-noise target, a budget's split, AIM's
+# one-way share and rounds): at eps = inf, without noise, they change nothing.
+NOISE_KNOBS = frozenset({"snr", "split", "oneway", "rounds"})
+
+
+def noiseless_duplicate(grid, setting):
+    """Whether, at eps = inf, `setting` runs as another of its family's (one of its axes sets noise
+    knobs alone): the calibration runs it at finite eps only."""
+    return any((knobs := knobs_of(grid, axis, chosen)) and knobs <= NOISE_KNOBS for axis, chosen in setting.items())
+
+
 def recipe(grid, setting, axis, configured):
     """The knobs of a recipe axis (DP-SGD's `recipe`, DP-MERF's `generator`): the configured
     knobs, overridden by the setting's named recipe."""

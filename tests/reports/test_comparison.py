@@ -495,3 +495,15 @@ def test_a_currencys_table_names_its_budget_and_refuses_a_disagreeing_ledger(tmp
     pure = Currency("pure", 0.0, mechanisms.RECORD, agreed.mechanisms)
     with pytest.raises(ValueError, match=r"has delta_budget 1e-05 where currency 'pure' expects 0.0"):
         comparison.compare(runs, reference, methods, ["A"], 2, DESIGNS, out, currency=pure)
+
+
+def test_an_expril_run_is_read_at_its_settings_last_iteration(tmp_path):
+    """h_T: t = 2 (the configured T) for a run without `iterations`, t = 1 for a T1 setting's run."""
+    rows = [("A", 0, 1.0, v, t, 0.5 + 0.1 * t, 0.5) for v in ("C", "I") for t in (0, 1, 2)]
+    path = tmp_path / "accuracy.csv"
+    pd.DataFrame(rows, columns=["dataset", "seed", "eps", "variant", "t", "accuracy", "positive_share"]).to_csv(
+        path, index=False
+    )
+    run = {"method": "I", "dataset": "A", "eps": 1.0, "column": "tuned", "setting": "", "evaluation": str(path)}
+    read = comparison.read_runs([run, run | {"setting": "~budget=T1", "iterations": 1}], 2)
+    assert read.accuracy.tolist() == pytest.approx([0.7, 0.6])

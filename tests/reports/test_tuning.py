@@ -18,13 +18,22 @@ EXTENDED = ["--configfile", "config/extended.yaml"]
 SMOKE = [*EXTENDED, "tests/extended_smoke.yaml"]
 
 
-def test_every_grid_starts_as_configured_and_is_of_comparable_size():
+def test_every_grid_starts_as_configured_and_every_method_has_12_settings_at_every_reported_eps():
+    """Equal effort (#36): every family has 12 distinct settings, each calibrated at every finite
+    eps the extended study reports (no eps takes another's choice); ExPriL's T and budget split are
+    knobs of its axes."""
     sizes = {family: len(grids.settings(GRID, family)) for family in GRID["families"]}
-    assert sizes == {"expril": 6, "mmd": 6, "llp": 6, "dpsgd": 12, "dpmerf": 9, "aim": 3}
+    assert sizes == dict.fromkeys(["expril", "mmd", "llp", "dpsgd", "dpmerf", "aim"], 12)
     for family in GRID["families"]:
         first = grids.settings(GRID, family)[0]
         assert set(first.values()) == {grids.CONFIGURED} and grids.suffix(GRID, family, first) == ""
+        suffixes = [grids.suffix(GRID, family, s) for s in grids.settings(GRID, family)]
+        assert len(set(suffixes)) == 12
     assert GRID["calibration"]["first_seed"] >= 10000 and GRID["calibration"]["runs"] == 5
+    study = yaml.safe_load((ROOT / "config" / "extended.yaml").read_text())["epsilons"]
+    assert [str(e) for e in GRID["calibration"]["epsilons"]] == [str(e) for e in study]
+    knobs = set().union(*(grids.knobs_of(GRID, a, v) for s in grids.settings(GRID, "expril") for a, v in s.items()))
+    assert {"iterations", "split", "snr"} <= knobs
 
 
 def test_a_settings_name_round_trips_and_names_the_axes_a_file_depends_on():
@@ -32,11 +41,58 @@ def test_a_settings_name_round_trips_and_names_the_axes_a_file_depends_on():
         for setting in grids.settings(GRID, family):
             assert grids.parse(GRID, family, grids.suffix(GRID, family, setting)) == setting
     setting = grids.parse(GRID, "expril", "~model=tanh32~snr=16")
-    assert setting == {"model": "tanh32", "snr": 16}
+    assert setting == {"model": "tanh32", "snr": 16, "budget": "configured"}
     assert grids.suffix(GRID, "expril", setting, ["snr"]) == "~snr=16"  # the bins depend on snr alone
     assert grids.suffix(GRID, "dpmerf", grids.parse(GRID, "dpmerf", "~model=logreg"), ["generator"]) == ""
     with pytest.raises(ValueError, match=r"'~snr=8' is no setting of expril's grid"):
         grids.parse(GRID, "expril", "~snr=8")
+
+
+def test_expril_s_budget_sets_t_and_the_split_and_names_the_files_that_depend_on_them():
+    """`~budget=T1`: T = 1 and 0.3 of eps on the bin counts query; the bins (snr, T) and the bin
+    counts query (snr, T, split) carry the budget axis, a model change carries nothing there; as
+    configured, T is config `iterations` and the split Eq. 14's (None)."""
+    t1 = grids.parse(GRID, "expril", "~model=logreg~budget=T1")
+    assert grids.knob(GRID, t1, "iterations", 2) == 1 and grids.knob(GRID, t1, "split", None) == 0.3
+    assert grids.knob(GRID, t1, "snr", 4) == 4
+    configured = grids.parse(GRID, "expril", "~model=logreg")
+    assert grids.knob(GRID, configured, "iterations", 2) == 2 and grids.knob(GRID, configured, "split", None) is None
+    bins, counts = ["snr", "iterations"], ["snr", "iterations", "split"]
+    for chosen, bins_suffix in [
+        (t1, "~budget=T1"),
+        (configured, ""),
+        (grids.parse(GRID, "expril", "~snr=16"), "~snr=16"),
+    ]:
+        assert grids.suffix(GRID, "expril", chosen, grids.depends(GRID, "expril", chosen, bins)) == bins_suffix
+        assert grids.suffix(GRID, "expril", chosen, grids.depends(GRID, "expril", chosen, counts)) == bins_suffix
+    # LLP's split is an axis of its own; the knob of another family's axis is the configured value.
+    llp = grids.parse(GRID, "llp", "~split=0.3")
+    assert grids.knob(GRID, llp, "split", None) == 0.3 and grids.knob(GRID, llp, "iterations", 1) == 1
+    aim = grids.parse(GRID, "aim", "~oneway=0.0625~rounds=4")
+    assert (grids.knob(GRID, aim, "oneway", None), grids.knob(GRID, aim, "rounds", None)) == (0.0625, 4)
+
+
+def test_at_eps_inf_settings_that_differ_in_noise_knobs_alone_are_not_calibrated():
+    """Without noise the bins' snr, a split and AIM's budget knobs change nothing: those settings
+    would repeat another's run. T still changes the run (T1 is kept)."""
+    kept = {
+        family: [
+            grids.suffix(GRID, family, s)
+            for s in grids.settings(GRID, family)
+            if not grids.noiseless_duplicate(GRID, s)
+        ]
+        for family in GRID["families"]
+    }
+    assert kept["expril"] == [
+        "",
+        "~budget=T1",
+        "~model=tanh32",
+        "~model=tanh32~budget=T1",
+        "~model=logreg",
+        "~model=logreg~budget=T1",
+    ]
+    assert kept["llp"] == kept["aim"] == ["", "~model=tanh32", "~model=logreg"]
+    assert len(kept["dpsgd"]) == len(kept["dpmerf"]) == 12 and len(kept["mmd"]) == 6
 
 
 def test_the_knobs_of_a_setting():
@@ -151,3 +207,48 @@ def test_the_committed_choice_is_the_selection_from_the_committed_calibration_ta
         order[method] = [grids.suffix(GRID, family, s) or "configured" for s in grids.settings(GRID, family)]
     epsilons = list(next(iter(next(iter(committed.values())).values())))
     assert tuning.select(table, order, epsilons) == committed
+
+
+@pytest.mark.slow
+def test_a_t_setting_changes_only_its_own_paths(tmp_path):
+    """The smoke calibration planned with ExPriL's budget axis (T1: T = 1, split 0.3) and without:
+    every file planned without it is planned with it, at the same path (as configured and the other
+    settings keep theirs), and every file the axis adds is in a `~budget=T1` folder, with models
+    up to h_1 only (stored once for C and I) and the run's last query errors_t0."""
+    smoke = yaml.safe_load((ROOT / "tests" / "tuning_smoke.yaml").read_text())
+    smoke["families"]["expril"].pop("budget")
+    (tmp_path / "grid.yaml").write_text(yaml.safe_dump(smoke))
+    results = ["--config", "results=results/plan"]
+    without = plan("tune", *SMOKE, *results, f'comparison={{"grid": "{tmp_path / "grid.yaml"}"}}')
+    with_t1 = plan("tune", *SMOKE, *results)
+    before = {f for j in without for f in j["output"]}
+    after = {f for j in with_t1 for f in j["output"]}
+    added = after - before
+    assert before <= after and added
+    assert all("~budget=T1/" in f or "~budget=T1.log" in f for f in added if "/tune/" not in f)
+    assert not any(re.search(r"_t2\b|errors_t1", f) for f in added)
+    assert "results/plan/learner/A/10000-10001/eps1~budget=T1/both/model_t1.npz" in added
+    assert "results/plan/oracle/A/10000-10001/eps1~budget=T1/both/errors_t0.ledger.csv" in added
+    assert "results/plan/oracle/A/10000-10001/eps1/both/errors_t1.ledger.csv" in before
+
+
+@pytest.mark.slow
+def test_a_tuned_t1_run_is_read_at_its_own_last_iteration(tmp_path):
+    """A choice of `~snr=16~budget=T1` for I-ExPriL on A (no IS step: ExPriL by MMD is plain ExPriL
+    there and takes I's setting): the comparison reads that run's evaluation and the ledger of its
+    last query, errors_t0 (T = 1), and the as-configured run's errors_t1."""
+    methods = ["C", "I", "llp", "dpsgd", "aim", "dpmerf", "C-mmd", "I-mmd"]
+    choice = {
+        m: {d: {"1": "", "inf": ""} for d in (["C", "CTG-B"] if m.endswith("mmd") else ["A", "C", "CTG-B"])}
+        for m in methods
+    }
+    choice["I"]["A"]["1"] = "~snr=16~budget=T1"
+    (tmp_path / "choice.yaml").write_text(yaml.safe_dump(choice))
+    jobs = plan(
+        "compare", *SMOKE, "--config", "results=results/plan", f'comparison={{"choice": "{tmp_path}/choice.yaml"}}'
+    )
+    compare = next(j for j in jobs if j["rule"] == "compare_methods")
+    run = "results/plan/oracle/A/0-1/eps1"
+    assert f"{run}~snr=16~budget=T1/both/errors_t0.ledger.csv" in compare["input"]
+    assert f"{run}/both/errors_t1.ledger.csv" in compare["input"]
+    assert "results/plan/eval/A/0-1/eps1~snr=16~budget=T1/accuracy.csv" in compare["input"]
