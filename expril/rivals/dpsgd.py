@@ -208,7 +208,13 @@ def _clipped_sums(params, x, y, valid, clip, activation, sums):
     factor = ((clip / (norms + 1e-6)).clamp(max=1.0) * valid)[..., None]
     for a, g, weight_sum, bias_sum in zip(inputs, out, sums[::2], sums[1::2]):
         g = g * factor
-        torch.bmm(g.mT, a, out=weight_sum)
+        if g.shape[2] == 1:
+            # The output layer's one-row product, not by bmm either: MKL rounds it apart for B = 1
+            # (sgemm) and B > 1 (sgemm_batch) on Intel's AVX-512 CPUs. Rounded products summed over
+            # the slots, as autograd sums expril.method.training's output layer.
+            torch.sum(g * a, dim=1, keepdim=True, out=weight_sum)
+        else:
+            torch.bmm(g.mT, a, out=weight_sum)
         torch.sum(g, dim=1, out=bias_sum)
 
 
