@@ -10,8 +10,10 @@ import pytest
 from expril.plugins import gate, registry
 from expril.plugins.aim import aim_knobs
 from expril.plugins.context import Context
+from expril.privacy import mechanisms
 from expril.rivals import aim
 from expril.workflow import grids
+from expril.workflow.currency import Currency
 from harness import ROOT
 
 GRID = grids.load(ROOT / "config/tuning.yaml")
@@ -21,12 +23,12 @@ CONFIG = {
     "benchmarks": {"A": {"generator": "clusters", "dim": 2, "n_target": 600, "importance_sampling": False}},
     "val_fraction": 0.5,
     "bins": {"snr": 4, "noiseless": "sqrt"},
-    "comparison": {"aim": {"algorithm": "aim"}},
 }
+PURE = Currency("pure", 0.0, mechanisms.RECORD, {"llp": "counts", "aim": "aim"})
 
 
 def context(family, setting, eps="1"):
-    return Context(CONFIG, GRID, family, "A", "0-1", eps, setting, functools.partial(str))
+    return Context(CONFIG, GRID, family, "A", "0-1", eps, setting, functools.partial(str), PURE)
 
 
 def test_llps_split_reaches_its_plan_and_passes_the_gate_at_exactly_eps():
@@ -39,9 +41,9 @@ def test_llps_split_reaches_its_plan_and_passes_the_gate_at_exactly_eps():
     # The bins depend on snr alone, the release on snr and split, the network on everything.
     ctx = context("llp", "~model=logreg~split=0.3")
     assert [llp.output(step, ctx) for step in llp.steps] == [
-        "res/learner/A/0-1/eps1/llp/bins.npz",
-        "res/oracle/A/0-1/eps1/llp~split=0.3/proportions.npz",
-        "res/learner/A/0-1/eps1/llp~model=logreg~split=0.3/model.npz",
+        "res/learner/A/0-1/eps1@pure/llp/bins.npz",
+        "res/oracle/A/0-1/eps1@pure/llp~split=0.3/proportions.npz",
+        "res/learner/A/0-1/eps1@pure/llp~model=logreg~split=0.3/model.npz",
     ]
 
 
@@ -56,12 +58,13 @@ def test_aims_knobs_become_opendps_options_and_name_its_release():
     dp.enable_features("contrib")
     algorithm = dp.mbi.AIM(queries=[dp.mbi.Count(("x0", "y"))], **options)
     assert (algorithm.oneway_split, algorithm.rounds) == (0.0625, 12)
-    assert method.output(method.release, ctx) == "res/oracle/A/0-1/eps1/aim~oneway=0.0625~rounds=4/records.npz"
-    assert method.output(method.release, context("aim", "~model=tanh32")) == "res/oracle/A/0-1/eps1/aim/records.npz"
+    assert method.output(method.release, ctx) == "res/oracle/A/0-1/eps1@pure/aim~oneway=0.0625~rounds=4/records.npz"
+    configured = context("aim", "~model=tanh32")
+    assert method.output(method.release, configured) == "res/oracle/A/0-1/eps1@pure/aim/records.npz"
 
 
 def test_aim_refuses_knobs_it_does_not_have_and_mst_takes_none():
     with pytest.raises(ValueError, match="unknown knobs"):
-        aim.fit(None, None, [], 1.0, "aim", 1, {"degree": 2})
+        aim.fit(None, None, [], 1.0, "aim", 1, knobs={"degree": 2})
     with pytest.raises(ValueError, match="unknown knobs"):
-        aim.fit(None, None, [], 1.0, "mst", 1, {"rounds": 4})
+        aim.fit(None, None, [], 1.0, "mst", 1, knobs={"rounds": 4})
