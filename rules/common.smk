@@ -53,7 +53,6 @@ wildcard_constraints:
     setting=r"(~[a-z]+=[A-Za-z0-9.-]+)*",
     fmap=r"(~D=\d+)?(~bandwidth=[0-9.]+)?",
     member=r"[A-Za-z0-9._]+",
-    weighting="|-mmd",
 
 
 # Too small for a cluster job of their own: run by the Snakemake process that submits the rest.
@@ -104,17 +103,8 @@ def importance_sampling(dataset):
     return config["benchmarks"][dataset]["importance_sampling"]
 
 
-# ExPriL's chain of files for a run, by Pb. 1's reweighting (the {weighting} wildcard): '' to
-# match the target's bin marginals (the paper's), '-mmd' its features' mean embedding in random
-# features (docs/synthetic.md), next to each other as eps1/ and eps1-mmd/.
-def by_mmd(wildcards):
-    """Whether this run's Pb. 1 matches the target's embedding: on a dataset with an IS step only."""
-    return wildcards.weighting == "-mmd" and importance_sampling(wildcards.dataset)
-
-
 def counts_query(dataset):
-    """Whether runs on this dataset start with the bin counts (marginals) query (by MMD, the
-    embedding query replaces it: callers check by_mmd first)."""
+    """Whether runs on this dataset start with the bin counts (marginals) query."""
     return mechanisms.get(config["mechanism"]).asks_counts(importance_sampling(dataset))
 
 
@@ -150,7 +140,7 @@ def block_dir(wildcards):
 
 
 def eps_dir(wildcards):
-    return f"eps{wildcards.eps}{wildcards.weighting}{wildcards.setting}"
+    return f"eps{wildcards.eps}{wildcards.setting}"
 
 
 # A run's files before its first network (the weights and error bins, the error query on h_0 and
@@ -158,9 +148,8 @@ def eps_dir(wildcards):
 # in the model alone share them.
 def before_model(wildcards):
     """The eps folder of the run's files before its first network."""
-    family = chain_family(wildcards)
-    axes = [a for a in GRID["families"][family] if a != "model"]
-    return f"eps{wildcards.eps}{wildcards.weighting}{upstream(wildcards, family, axes)}"
+    axes = [a for a in GRID["families"]["expril"] if a != "model"]
+    return f"eps{wildcards.eps}{upstream(wildcards, 'expril', axes)}"
 
 
 def reweighting_file(wildcards, name):
@@ -186,16 +175,8 @@ def answer_file(wildcards, variant, t):
 
 def counts_file(wildcards):
     """The bin counts query of the run's chain, on the bins of its setting's snr."""
-    bins = upstream(wildcards, chain_family(wildcards), ["snr"])
+    bins = upstream(wildcards, "expril", ["snr"])
     return f"{R}/oracle/{block_dir(wildcards)}/eps{wildcards.eps}{bins}/marginals.npz"
-
-
-def embedding_file(wildcards):
-    """Pb. 1's query by MMD, in the feature map of its setting's bandwidth."""
-    scale = upstream(wildcards, "mmd", ["bandwidth"])
-    return (
-        f"{R}/oracle/{block_dir(wildcards)}/eps{wildcards.eps}-mmd{scale}/embedding.npz"
-    )
 
 
 def previous_ledger(wildcards):
@@ -205,8 +186,6 @@ def previous_ledger(wildcards):
         return answer_file(wildcards, wildcards.variant, t - 1).replace(
             ".npz", ".ledger.csv"
         )
-    if by_mmd(wildcards):
-        return embedding_file(wildcards).replace(".npz", ".ledger.csv")
     if counts_query(wildcards.dataset):
         return counts_file(wildcards).replace(".npz", ".ledger.csv")
     return []
@@ -224,14 +203,9 @@ def csv_file(wildcards):
 
 
 def reweight_inputs(wildcards):
-    if by_mmd(wildcards):
-        return {
-            "embedding": embedding_file(wildcards),
-            "maps": mmd_feature_map(wildcards),
-        }
     inputs = {}
     if counts_query(wildcards.dataset):
-        bins = upstream(wildcards, chain_family(wildcards), ["snr"])
+        bins = upstream(wildcards, "expril", ["snr"])
         inputs["bins"] = (
             f"{R}/learner/{block_dir(wildcards)}/eps{wildcards.eps}{bins}/marginal_bins.npz"
         )
@@ -249,12 +223,12 @@ def evaluated_models(wildcards):
     }
 
 
-def run_ledgers(weighting=""):
+def run_ledgers():
     """The ledger of every run's last query (it holds the run's earlier queries too)."""
     last = T - 1
     return sorted(
         {
-            f"{R}/oracle/{d}/{b}/eps{e}{weighting}/{variant_dir(v, last)}/errors_t{last}.ledger.csv"
+            f"{R}/oracle/{d}/{b}/eps{e}/{variant_dir(v, last)}/errors_t{last}.ledger.csv"
             for d in config["datasets"]
             for b in BLOCKS
             for e in EPSILONS

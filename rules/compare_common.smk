@@ -2,20 +2,24 @@
 # the compared methods, the rivals' inputs, and the runs the comparison and the tuning read.
 
 COMPARISON = config["comparison"]
-# The methods other than ExPriL's chain, one module each (expril/plugins/, rules/plugins.smk).
+# The methods other than ExPriL's chain, one module each (expril/plugins/, rules/plugins.smk), and
+# the compared methods they report, each its method's (most report one model, named as the method).
 PLUGINS = registry.methods()
+COMPARED = registry.reported()
 for _method in COMPARISON["methods"]:
-    if _method not in grids.VARIANT and _method not in PLUGINS:
+    if _method not in grids.VARIANT and _method not in COMPARED:
         raise ValueError(
             f"config: comparison: methods lists {_method!r}, neither ExPriL's "
-            f"({', '.join(grids.VARIANT)}) nor a plug-in method (expril/plugins/: "
-            f"{', '.join(PLUGINS)})"
+            f"({', '.join(grids.VARIANT)}) nor reported by a plug-in method (expril/plugins/: "
+            f"{', '.join(COMPARED)})"
         )
     if grids.VARIANT.get(_method, config["variants"][0]) not in config["variants"]:
         raise ValueError(
             f"config: comparison: methods lists {_method}-ExPriL, which 'variants' does not run"
         )
-RIVALS = [m for m in COMPARISON["methods"] if m not in grids.VARIANT]
+RIVALS = [m for m in COMPARISON["methods"] if m in COMPARED]
+
+
 # A published study whose other methods the comparison reads (docs/extending.md).
 PUBLISHED = COMPARISON["published"]
 if PUBLISHED and not os.path.exists(f"{PUBLISHED}/{published.RUNS}"):
@@ -26,9 +30,9 @@ if PUBLISHED and not os.path.exists(f"{PUBLISHED}/{published.RUNS}"):
 
 
 def rival_model(wildcards):
-    """The model a plug-in method's last step writes, which the evaluator scores."""
-    method = PLUGINS[wildcards.rival]
-    return method.output(method.steps[-1], job_context(method, wildcards))
+    """The model a plug-in method reports as the compared method `rival`, which the evaluator scores."""
+    method = COMPARED[wildcards.rival]
+    return method.model(job_context(method, wildcards), wildcards.rival)
 
 
 def configured_bins(wildcards):
@@ -40,15 +44,14 @@ def histories():
     """The append-only record of every release of a plug-in whose noise cannot be replayed (its
     release takes `history_path`: AIM's), reruns included, for every reported run's release.
     """
+    methods = {COMPARED[m].name: COMPARED[m] for m in RIVALS}
     return [
-        base.PROVIDED["history_path"](
-            PLUGINS[m], plugin_context(PLUGINS[m], d, b, e, "")
-        )
+        base.PROVIDED["history_path"](method, plugin_context(method, d, b, e, ""))
         for d in config["datasets"]
         for b in BLOCKS
         for e in EPSILONS
-        for m in RIVALS
-        if "history_path" in PLUGINS[m].release.arguments()
+        for method in methods.values()
+        if "history_path" in method.release.arguments()
     ]
 
 
@@ -62,9 +65,15 @@ CHOICE = (
 
 
 def base_method(method, dataset):
-    """Without an IS step, ExPriL by MMD is plain ExPriL: its runs, files and setting."""
-    if method in ("C-mmd", "I-mmd") and not importance_sampling(dataset):
-        return grids.VARIANT[method]
+    """The compared method whose runs, files and setting `method` has on `dataset`: its base where
+    its plug-in repeats it there (Method.bases), else itself."""
+    plugin = COMPARED.get(method)
+    if (
+        plugin
+        and method in plugin.bases
+        and plugin.repeats_on(config["benchmarks"][dataset])
+    ):
+        return plugin.bases[method]
     return method
 
 
@@ -74,13 +83,13 @@ def method_files(method, dataset, eps, block, suffix):
     method = base_method(method, dataset)
     folder = f"{dataset}/{block}/eps{eps}"
     if method in grids.VARIANT:
-        run = f"{folder}{'-mmd' if grids.family(method) == 'mmd' else ''}{suffix}"
+        run = f"{folder}{suffix}"
         last = f"{variant_dir(grids.VARIANT[method], T - 1)}/errors_t{T - 1}.ledger.csv"
         return f"{R}/eval/{run}/accuracy.csv", f"{R}/oracle/{run}/{last}"
-    plugin = PLUGINS[method]
+    plugin = COMPARED[method]
     return (
         f"{R}/eval/{folder}/{method}{suffix}.csv",
-        plugin.ledger(plugin_context(plugin, dataset, block, eps, suffix)),
+        plugin.ledger(plugin_context(plugin, dataset, block, eps, suffix), method),
     )
 
 
@@ -145,10 +154,10 @@ RESAMPLED = [d for d in config["datasets"] if DESIGNS[d].resampled]
 
 
 def transferred():
-    """Per compared method, the datasets whose choice is transferred: RESAMPLED, for ExPriL by MMD
-    those with an IS step (elsewhere it is plain ExPriL)."""
+    """Per compared method, the datasets whose choice is transferred: RESAMPLED, but those where it
+    repeats another method's runs (base_method)."""
     return {
-        m: [d for d in RESAMPLED if grids.family(m) != "mmd" or importance_sampling(d)]
+        m: [d for d in RESAMPLED if base_method(m, d) == m]
         for m in COMPARISON["methods"]
     }
 
@@ -156,15 +165,15 @@ def transferred():
 @functools.cache
 def calibration_runs():
     """Every setting of every compared method's grid on the calibration seeds (config/tuning.yaml),
-    on the datasets that draw fresh data (not RESAMPLED): ExPriL by MMD on the datasets with an IS
-    step only (elsewhere it is plain ExPriL).
+    on the datasets that draw fresh data (not RESAMPLED), but those where it repeats another
+    method's runs (base_method).
     """
     c = GRID["calibration"]
     block = f"{c['first_seed']}-{c['first_seed'] + c['runs'] - 1}"
     calibrated = [settings.format_eps(e) for e in c["epsilons"]]
     runs = []
     for method in COMPARISON["methods"]:
-        grid = grids.family(method)
+        grid = registry.family(method)
         for s in grids.settings(GRID, grid):
             suffix = grids.suffix(GRID, grid, s)
             runs += [
@@ -172,7 +181,7 @@ def calibration_runs():
                 for r in compared_runs(
                     [block], {suffix: lambda m, d, e, s=suffix: s}, [method]
                 )
-                if (grid != "mmd" or importance_sampling(r["dataset"]))
+                if base_method(method, r["dataset"]) == method
                 and r["dataset"] not in RESAMPLED
                 and settings.format_eps(r["eps"]) in calibrated
                 # Without noise the bins do not follow the snr rule: those runs repeat as configured.
@@ -202,8 +211,8 @@ def grid_order():
     """Each compared method's settings in its grid's order ('' as configured)."""
     return {
         m: [
-            grids.suffix(GRID, grids.family(m), s)
-            for s in grids.settings(GRID, grids.family(m))
+            grids.suffix(GRID, registry.family(m), s)
+            for s in grids.settings(GRID, registry.family(m))
         ]
         for m in COMPARISON["methods"]
     }

@@ -7,11 +7,11 @@ rule evaluate_hypotheses:
         unpack(evaluated_models),
         target_test=rules.split_target.output.test,
     output:
-        f"{R}/eval/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}{{setting}}/accuracy.csv",
+        f"{R}/eval/{{dataset}}/{{seeds}}/eps{{eps}}{{setting}}/accuracy.csv",
     log:
-        f"{R}/logs/evaluate_hypotheses/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}{{setting}}.log",
+        f"{R}/logs/evaluate_hypotheses/{{dataset}}/{{seeds}}/eps{{eps}}{{setting}}.log",
     benchmark:
-        f"{R}/benchmarks/evaluate_hypotheses/{{dataset}}/{{seeds}}/eps{{eps}}{{weighting}}{{setting}}.tsv"
+        f"{R}/benchmarks/evaluate_hypotheses/{{dataset}}/{{seeds}}/eps{{eps}}{{setting}}.tsv"
     conda:
         "../envs/expril.yaml"
     resources:

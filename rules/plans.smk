@@ -13,10 +13,6 @@ PLANS = {
         T,
         spec(wildcards)["importance_sampling"],
     ),
-    # Pb. 1 by MMD: a Gaussian release with the bin counts query's share of eps, eps / (T+1).
-    "embedding": lambda wildcards, eps, delta: mechanisms.MeanEmbedding(
-        eps, delta, n_val(wildcards), T
-    ),
 }
 
 

@@ -9,11 +9,6 @@ def setting(wildcards, family):
     return grids.parse(GRID, family, wildcards.setting)
 
 
-def chain_family(wildcards):
-    """ExPriL's chain is tuned on ExPriL's grid, and with Pb. 1 by MMD on the MMD grid."""
-    return "mmd" if wildcards.weighting == "-mmd" else "expril"
-
-
 def upstream(wildcards, family, axes):
     """The suffix of a file the rule reads that depends on these axes of its setting alone."""
     return grids.suffix(GRID, family, setting(wildcards, family), axes)
@@ -37,13 +32,3 @@ def feature_map_file(dataset, seeds, features, scale=grids.CONFIGURED):
     )
     suffix += "" if scale == grids.CONFIGURED else f"~bandwidth={scale}"
     return f"{R}/learner/{dataset}/{seeds}/feature_map{suffix}.npz"
-
-
-def mmd_feature_map(wildcards):
-    """Pb. 1 by MMD's feature map: D as configured, at the setting's bandwidth."""
-    return feature_map_file(
-        wildcards.dataset,
-        wildcards.seeds,
-        config["comparison"]["random_features"],
-        setting(wildcards, "mmd")["bandwidth"],
-    )

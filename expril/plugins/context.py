@@ -11,7 +11,7 @@ from expril.workflow import grids
 @dataclass(frozen=True)
 class Context:
     """What a method knows of one job when the workflow plans it: the configuration, the tuning
-    grid, the job's dataset, seed block, eps and setting."""
+    grid, the job's dataset, seed block, eps and setting, and the step's own wildcards."""
 
     config: dict
     grid: dict
@@ -22,6 +22,8 @@ class Context:
     setting_text: str
     # D -> the learner's random feature map of the job's block with D features (rules/settings.smk).
     feature_map: Callable = field(repr=False)
+    # The values of the step's own wildcards for the job (Step.fields): {'variant': 'C', 't': '2'}.
+    fields: dict = field(default_factory=dict)
 
     @property
     def spec(self):

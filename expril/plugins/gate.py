@@ -1,12 +1,14 @@
 """The gate a plug-in method passes (docs/extending.md, "What the gate checks"): the platform checks
 a method's privacy instead of trusting the eps it says it spends. Before any job runs, the
-workflow refuses a method whose release writes no ledger row, whose planned spend exceeds the run's
-eps or delta, whose learner steps read the curator's data, or that has no tuning entry; once its
-release has run, the job fails unless the ledger holds every seed's row within the run's budget.
+workflow refuses a method whose releases write no ledger row, whose planned spend (each release's,
+and all of a run's releases composed) exceeds the run's eps or delta, whose learner steps read the
+curator's data, or that has no tuning entry; once a release has run, the job fails unless its
+ledger holds every seed's row within the run's budget.
 The taint audit (expril.privacy.taint) checks the same plan from Snakemake's jobs."""
 
 import inspect
 import math
+import os
 import re
 
 import pandas as pd
@@ -31,9 +33,8 @@ def declared(method, grid):
     """Refuse `method` for what it declares: its name, its steps' wiring, its tuning entry."""
     if not isinstance(getattr(method, "name", None), str) or not NAME.fullmatch(method.name):
         refuse(method, "its name must be lower-case letters and digits, starting with a letter")
-    releases = [s.rule for s in method.steps if s.release]
-    if len(releases) != 1:
-        refuse(method, f"it has {len(releases)} release steps ({', '.join(releases) or 'none'}); exactly one is")
+    if not any(s.release for s in method.steps):
+        refuse(method, "it has no release step: the curator's data reach a method through releases only")
     known = set(SHARED)
     for step in method.steps:
         arguments = step.arguments()
@@ -48,7 +49,8 @@ def declared(method, grid):
                 refuse(method, f"its learner step {step.rule} reads {source}, the curator's data: only its release may")
             if isinstance(source, str) and source not in known:
                 refuse(method, f"step {step.rule} reads {source!r}, neither a shared file nor an earlier step")
-        missing = [a for a in _required(step) if a not in {*step.inputs, *FROM_JOB, *PROVIDED, "mechanism"}]
+        given = {*step.inputs, *FROM_JOB, *PROVIDED, *step.files, "mechanism"}
+        missing = [a for a in _required(step) if a not in given]
         if missing and step.params is None:
             refuse(method, f"step {step.rule}'s function needs {', '.join(missing)}, which nothing gives it")
         known.add(step.rule)
@@ -64,22 +66,42 @@ def _required(step):
     return [n for n, p in inspect.signature(step.run).parameters.items() if p.default is inspect.Parameter.empty]
 
 
-def planned(method, ctx):
-    """The release's mechanism for the job `ctx`, refused if it is not a registered mechanism or
-    plans to spend more than the run's (eps, delta)."""
-    mechanism = method.mechanism(ctx)
-    if not isinstance(mechanism, Mechanism) or MECHANISMS.get(mechanism.name) is not type(mechanism):
-        refuse(method, f"its release applies {mechanism!r}, not a registered mechanism (expril.privacy.mechanisms)")
-    eps, delta = mechanism.compose([mechanism.cost()] * mechanism.planned_queries)
+def planned(method, ctx, step=None):
+    """The plan of `step` (a release's own mechanism, else the method's) for the job `ctx`, once
+    the run's whole plan passes: every release's mechanism registered, and neither any of them nor
+    all a run asks of them composed (each release's `queries` times its cost, by the last
+    release's accountant, as its ledger composes them) above the run's (eps, delta)."""
+    plans = [(release, _mechanism(method, release, ctx)) for release in method.releases]
+    for release, mechanism in plans:
+        if not isinstance(mechanism, Mechanism) or MECHANISMS.get(mechanism.name) is not type(mechanism):
+            refuse(
+                method,
+                f"its release {release.rule} applies {mechanism!r}, not a registered mechanism "
+                "(expril.privacy.mechanisms)",
+            )
+    costs = [
+        mechanism.cost()
+        for release, mechanism in plans
+        for _ in range(mechanism.planned_queries if release.queries is None else release.queries(ctx))
+    ]
+    composed = plans[-1][1].compose(costs)
     budget = (ctx.eps, ctx.delta)
-    for spent in ((mechanism.eps, mechanism.delta), (eps, delta)):
+    spends = [(f"its release {r.rule} plans", (m.eps, m.delta)) for r, m in plans]
+    spends.append(
+        ("its releases' queries in a run compose", composed) if len(plans) > 1 else ("its release plans", composed)
+    )
+    for what, spent in spends:
         if not _within(spent, budget):
             refuse(
                 method,
-                f"on {ctx.dataset} at eps {ctx.eps_text} its release plans to spend (eps, delta) = "
+                f"on {ctx.dataset} at eps {ctx.eps_text} {what} to spend (eps, delta) = "
                 f"({spent[0]:.6g}, {spent[1]:.3g}), above the run's ({budget[0]:.6g}, {budget[1]:.3g})",
             )
-    return mechanism
+    return _mechanism(method, step, ctx) if step is not None and step.release else method.mechanism(ctx)
+
+
+def _mechanism(method, step, ctx):
+    return method.mechanism(ctx) if step.mechanism is None else step.mechanism(ctx)
 
 
 def _within(spent, budget):
@@ -87,9 +109,11 @@ def _within(spent, budget):
 
 
 def tainted_read(method, step, path, results):
-    """Refuse a learner step that is given a file under the results' curator/ (a callable input)."""
-    if not step.release and str(path).startswith(f"{results}/curator/"):
-        refuse(method, f"its learner step {step.rule} reads {path}, the curator's data: only its release may")
+    """Refuse a learner step that is given a file under the results' curator/ (a callable input: a
+    path or a list of paths)."""
+    for one in [path] if isinstance(path, str | os.PathLike) else path:
+        if not step.release and str(one).startswith(f"{results}/curator/"):
+            refuse(method, f"its learner step {step.rule} reads {one}, the curator's data: only its releases may")
 
 
 def recorded(method, ledger_path, seeds, eps, delta):

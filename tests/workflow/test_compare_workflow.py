@@ -36,6 +36,7 @@ RELEASES = {
     "aim_release",
     "dpmerf_release",
     "oracle_embedding",
+    "mmd_errors",
 }
 RIVAL_RULES = {
     "llp_bins",
@@ -51,8 +52,21 @@ RIVAL_RULES = {
     "train_dpmerf",
     "feature_maps",
     "oracle_embedding",
+    "mmd_reweight",
+    "mmd_errors",
+    "mmd_labels",
+    "mmd_train",
 }
-PLUGIN_LEARNERS = {"llp_bins", "train_llp", "train_aim", "dpmerf_samples", "train_dpmerf"}
+PLUGIN_LEARNERS = {
+    "llp_bins",
+    "train_llp",
+    "train_aim",
+    "dpmerf_samples",
+    "train_dpmerf",
+    "mmd_reweight",
+    "mmd_labels",
+    "mmd_train",
+}
 # Without a choice file the comparison runs as configured only.
 UNTUNED = ["--config", 'comparison={"choice": "no/choice.yaml"}']
 
@@ -67,9 +81,14 @@ def test_the_extended_study_plans_every_method_dataset_and_eps():
     assert (
         n["aim_release"] == n["train_aim"] == n["dpmerf_release"] == n["dpmerf_samples"] == n["train_dpmerf"] == cells
     )
-    assert n["feature_maps"] == 7 and n["oracle_embedding"] == mmd and n["oracle_marginals"] == cells
-    assert n["evaluate_rival"] == 4 * cells and n["evaluate_hypotheses"] == cells + mmd
-    assert n["train_hypothesis"] == 3 * (cells + mmd) and n["compare_methods"] == 1 and "aggregate_results" not in n
+    assert (
+        n["feature_maps"] == 7 and n["oracle_embedding"] == n["mmd_reweight"] == mmd and n["oracle_marginals"] == cells
+    )
+    # ExPriL by MMD's chain (a plug-in with several releases): T = 2 error queries and h_1 shared by C
+    # and I, h_2 each's; its two reported models scored as the rivals' are
+    assert n["mmd_errors"] == 2 * mmd and n["mmd_labels"] == n["mmd_train"] == 3 * mmd
+    assert n["evaluate_rival"] == 4 * cells + 2 * mmd and n["evaluate_hypotheses"] == cells
+    assert n["train_hypothesis"] == 3 * cells and n["compare_methods"] == 1 and "aggregate_results" not in n
 
 
 @pytest.mark.slow
@@ -81,9 +100,8 @@ def test_the_tuned_study_runs_every_chosen_setting():
     for method, datasets in choice.items():
         for dataset, chosen in datasets.items():
             for eps, setting in chosen.items():
-                if method in ("C", "I", "C-mmd", "I-mmd"):
-                    weighting = "-mmd" if method.endswith("mmd") else ""
-                    assert f"results/extended/eval/{dataset}/0-19/eps{eps}{weighting}{setting}/accuracy.csv" in outputs
+                if method in ("C", "I"):
+                    assert f"results/extended/eval/{dataset}/0-19/eps{eps}{setting}/accuracy.csv" in outputs
                 else:
                     assert f"results/extended/eval/{dataset}/0-19/eps{eps}/{method}{setting}.csv" in outputs
 
@@ -100,8 +118,8 @@ def test_the_comparison_passes_the_taint_audit_with_its_releases(monkeypatch):
     assert [str(v) for v in taint.audit(p.jobs, p.curator)] == [] and taint.unreleased(p.jobs) == []
     assert {job.rule for job in p.jobs if job.release} == RELEASES
     tainted = taint.taint(p.jobs, p.curator)
-    # The learner's LLP, AIM and DP-MERF rules read the source and the releases only; DP-SGD's model
-    # is a release.
+    # The learner's LLP, AIM, DP-MERF and ExPriL by MMD rules read the source and the releases only;
+    # DP-SGD's model is a release.
     assert not {job.rule for job in p.jobs if set(job.input) & set(tainted)} & (PLUGIN_LEARNERS | {"feature_maps"})
     assert {job.rule for job in p.jobs if set(job.output) & set(tainted)} >= {"evaluate_rival", "compare_methods"}
 
@@ -113,15 +131,15 @@ def test_the_comparison_passes_the_taint_audit_with_its_releases(monkeypatch):
 COMPARE_MISWIRINGS = {
     "the learner's source is the curator's split": (
         ('"source": rules.generate_data.output.source,', '"source": rules.split_target.output.val,'),
-        {"llp_bins", "train_llp", "train_aim"},
+        {"llp_bins", "train_llp", "train_aim", "mmd_reweight", "mmd_labels", "mmd_train"},
         ("train_aim", "target_val.npz", (), "target_val.npz"),
         set(),
     ),
     "the releases lose their ledger": (
-        ('{"ledger": base.ledger_of(out)}', '{"book": base.ledger_of(out)}'),
-        {"train_llp", "train_aim", "dpmerf_samples", "train_dpmerf"},
+        ('{"ledger": base.ledger_of(', '{"book": base.ledger_of('),
+        {"train_llp", "train_aim", "dpmerf_samples", "train_dpmerf", "mmd_reweight", "mmd_labels", "mmd_train"},
         ("train_dpmerf", "target_val.npz", ("dpmerf_release", "dpmerf_samples"), "samples.npz"),
-        {"oracle_proportions", "train_dpsgd", "aim_release", "dpmerf_release"},
+        {"oracle_proportions", "train_dpsgd", "aim_release", "dpmerf_release", "oracle_embedding", "mmd_errors"},
     ),
 }
 
