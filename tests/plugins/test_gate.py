@@ -312,3 +312,23 @@ def test_a_ledger_row_counts_as_written_only_with_its_seed(tmp_path):
     ledger.record(book, None, "A", [3], "q", "toy_release", mechanisms.get("counts")(1.0, 0.0, 2, 1, False))
     assert {"seed", "eps_total", "delta_total"} <= set(pd.read_csv(book).columns)
     gate.recorded(Toy(), book, [3], 1.0, 0.0)
+
+
+def test_a_chains_last_ledger_holds_its_releases_and_is_checked_against_the_runs_budget(tmp_path):
+    """The embedding's row, then the two error queries' rows extending its ledger (as ExPriL by MMD's
+    jobs write them): the last ledger composes to (eps, delta) = (1, 1e-5), within a run of (1, 1e-5)
+    and refused at eps 0.9."""
+    embedding = mechanisms.MeanEmbedding(1.0, 1e-5, 300, 2)
+    errors = mechanisms.get("counts")(1.0, 1e-5, 2, 2, True)
+    book = ledger.record(tmp_path / "e.ledger.csv", None, "A", [0, 1], "embedding", "chain_embedding", embedding)
+    gate.recorded(Chain(), tmp_path / "e.ledger.csv", [0, 1], 1.0, 1e-5)
+    book = ledger.record(tmp_path / "t0.ledger.csv", book, "A", [0, 1], "t0", "chain_errors", errors)
+    ledger.record(tmp_path / "t1.ledger.csv", book, "A", [0, 1], "t1", "chain_errors", errors)
+    last = pd.read_csv(tmp_path / "t1.ledger.csv")
+    assert list(last["query"]) == ["embedding"] * 2 + ["t0"] * 2 + ["t1"] * 2
+    assert last.eps_total.iloc[-1] == pytest.approx(1.0) and last.delta_total.iloc[-1] == 1e-5
+    gate.recorded(Chain(), tmp_path / "t1.ledger.csv", [0, 1], 1.0, 1e-5)
+    with pytest.raises(
+        gate.Refused, match=r"'mmd' .* records \(eps, delta\) = \(1, 1e-05\) for seed 0, above the run's \(0.9"
+    ):
+        gate.recorded(Chain(), tmp_path / "t1.ledger.csv", [0, 1], 0.9, 1e-5)
