@@ -297,8 +297,12 @@ def test_a_csv_data_set_enters_the_comparison_from_its_config_entry(monkeypatch)
     config = ["--config", "datasets=[BC]", 'comparison={"choice": "no/choice.yaml"}']
     jobs = plan("compare", *SMOKE, *config)
     n = counts(jobs)
-    assert n["generate_data"] == 1 and n["oracle_embedding"] == 2 and n["evaluate_rival"] == 4 * 2
-    assert all(n[rule] == 2 for rule in RELEASES - {"oracle_marginals", "oracle_errors", "oracle_embedding"})
+    # four rivals and ExPriL by MMD's two models at 2 eps; by MMD, T = 2 error queries per eps
+    assert n["generate_data"] == 1 and n["oracle_embedding"] == 2 and n["evaluate_rival"] == (4 + 2) * 2
+    assert n["mmd_errors"] == 2 * 2
+    assert all(
+        n[rule] == 2 for rule in RELEASES - {"oracle_marginals", "oracle_errors", "oracle_embedding", "mmd_errors"}
+    )
     assert any("data/breast_cancer/breast_cancer.csv" in job["input"] for job in jobs)
     p = taint.plan(["compare", *SMOKE, *config])
     assert taint.audit(p.jobs, p.curator) == [] and taint.unreleased(p.jobs) == []
