@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from expril.plugins import registry
 from expril.reports import tuning
 from expril.workflow import grids
 from harness import ROOT, TUNING, plan
@@ -203,7 +204,7 @@ def test_the_committed_choice_is_the_selection_from_the_committed_calibration_ta
     committed = yaml.safe_load((TUNING / "choice.yaml").read_text())
     order = {}
     for method in committed:
-        family = grids.family(method)
+        family = registry.family(method)
         order[method] = [grids.suffix(GRID, family, s) or "configured" for s in grids.settings(GRID, family)]
     epsilons = list(next(iter(next(iter(committed.values())).values())))
     assert tuning.select(table, order, epsilons) == committed
