@@ -51,9 +51,10 @@ METHOD_RULES = {
         "estimate_labels",
         "train_hypothesis",
     ],
-} | {method.display: [step.rule for step in method.steps] for method in registry.methods().values()}
-# ExPriL with Pb. 1 by MMD: its embedding query and the jobs of its eps<e>-mmd/ runs (C, D, E, CTG-B).
-MMD_RULES = ["oracle_embedding"]
+} | {method.display: [step.rule for step in method.steps] for method in registry.methods().values() if not method.bases}
+# ExPriL with Pb. 1 by MMD (its plug-in's rules; before it was one, its embedding query and the jobs of
+# its eps<e>-mmd/ runs): on C, D, E, CTG-B.
+MMD_RULES = [step.rule for step in registry.methods()["mmd"].steps]
 
 
 def snakemake(*args):

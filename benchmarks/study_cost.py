@@ -30,7 +30,7 @@ import sys
 
 import pandas as pd
 
-from benchmarks.pipeline import METHOD_RULES, ROOT, job_times
+from benchmarks.pipeline import METHOD_RULES, MMD_RULES, ROOT, job_times
 from expril.plugins import registry
 from expril.workflow.config import planned_config
 
@@ -45,7 +45,7 @@ BLOCK = re.compile(r"/(\d+)-(\d+)(?=[/.~]|$)")  # a block ends a folder or a nam
 def method_of(rule, path):
     """The compared method a job works for (METHOD_RULES; ExPriL's evaluation its own, by MMD its
     eps<e>-mmd runs'), or 'shared'."""
-    if "-mmd" in path or rule == "oracle_embedding":
+    if "-mmd" in path or rule in MMD_RULES:
         return MMD
     if rule == "evaluate_hypotheses":
         return "ExPriL (C and I)"

@@ -43,7 +43,7 @@ BLOCKS = settings.seed_blocks(config["runs"], config["seed_block"])
 SECRET_DIGEST = hashlib.sha256(noise.secret().encode()).hexdigest()[:16]
 # The comparison's privacy currencies by name (expril/workflow/currency.py), the headline first;
 # their runs carry their tag after the eps ({currency}: '@approx'), the reproduction's none ('').
-CURRENCIES = currencies(config, registry.methods())
+CURRENCIES = currencies(config, registry.reported())
 TAGGED = {c.tag: c for c in CURRENCIES.values()}
 
 
@@ -58,7 +58,6 @@ wildcard_constraints:
     setting=r"(~[a-z]+=[A-Za-z0-9.-]+)*",
     fmap=r"(~D=\d+)?(~bandwidth=[0-9.]+)?",
     member=r"[A-Za-z0-9._]+",
-    weighting="|-mmd",
     currency="|".join([""] + [re.escape(tag) for tag in TAGGED]),
     currency_name="|".join(CURRENCIES),
 
@@ -130,18 +129,8 @@ def run_delta(wildcards):
     return currency.delta if currency else config["delta"]
 
 
-# ExPriL's chain of files for a run, by Pb. 1's reweighting (the {weighting} wildcard): '' to
-# match the target's bin marginals (the paper's), '-mmd' its features' mean embedding in random
-# features (docs/synthetic.md), next to each other as eps1/ and eps1-mmd/; in a currency, after
-# its tag (eps1@approx/, eps1@approx-mmd/).
-def by_mmd(wildcards):
-    """Whether this run's Pb. 1 matches the target's embedding: on a dataset with an IS step only."""
-    return wildcards.weighting == "-mmd" and importance_sampling(wildcards.dataset)
-
-
 def counts_query(wildcards):
-    """Whether the run starts with the bin counts (marginals) query (by MMD, the embedding query
-    replaces it: callers check by_mmd first)."""
+    """Whether the run starts with the bin counts (marginals) query."""
     return chain_mechanism(wildcards).asks_counts(
         importance_sampling(wildcards.dataset)
     )
@@ -179,7 +168,7 @@ def block_dir(wildcards):
 
 
 def eps_dir(wildcards):
-    return f"eps{wildcards.eps}{wildcards.currency}{wildcards.weighting}{wildcards.setting}"
+    return f"eps{wildcards.eps}{wildcards.currency}{wildcards.setting}"
 
 
 # A run's files before its first network (the weights and error bins, the error query on h_0 and
@@ -187,9 +176,10 @@ def eps_dir(wildcards):
 # in the model alone share them.
 def before_model(wildcards):
     """The eps folder of the run's files before its first network."""
-    family = chain_family(wildcards)
-    axes = [a for a in GRID["families"][family] if a != "model"]
-    return f"eps{wildcards.eps}{wildcards.currency}{wildcards.weighting}{upstream(wildcards, family, axes)}"
+    axes = [a for a in GRID["families"]["expril"] if a != "model"]
+    return (
+        f"eps{wildcards.eps}{wildcards.currency}{upstream(wildcards, 'expril', axes)}"
+    )
 
 
 def reweighting_file(wildcards, name):
@@ -229,14 +219,8 @@ def marginal_bins_file(wildcards, family):
 def counts_file(wildcards):
     """The bin counts query of the run's chain, on the bins of its setting's snr and T, at its
     split."""
-    counts = upstream(wildcards, chain_family(wildcards), COUNTS_KNOBS)
+    counts = upstream(wildcards, "expril", COUNTS_KNOBS)
     return f"{R}/oracle/{block_dir(wildcards)}/eps{wildcards.eps}{wildcards.currency}{counts}/marginals.npz"
-
-
-def embedding_file(wildcards):
-    """Pb. 1's query by MMD, in the feature map of its setting's bandwidth."""
-    scale = upstream(wildcards, "mmd", ["bandwidth"])
-    return f"{R}/oracle/{block_dir(wildcards)}/eps{wildcards.eps}{wildcards.currency}-mmd{scale}/embedding.npz"
 
 
 def previous_ledger(wildcards):
@@ -246,8 +230,6 @@ def previous_ledger(wildcards):
         return answer_file(wildcards, wildcards.variant, t - 1).replace(
             ".npz", ".ledger.csv"
         )
-    if by_mmd(wildcards):
-        return embedding_file(wildcards).replace(".npz", ".ledger.csv")
     if counts_query(wildcards):
         return counts_file(wildcards).replace(".npz", ".ledger.csv")
     return []
@@ -265,14 +247,9 @@ def csv_file(wildcards):
 
 
 def reweight_inputs(wildcards):
-    if by_mmd(wildcards):
-        return {
-            "embedding": embedding_file(wildcards),
-            "maps": mmd_feature_map(wildcards),
-        }
     inputs = {}
     if counts_query(wildcards):
-        inputs["bins"] = marginal_bins_file(wildcards, chain_family(wildcards))
+        inputs["bins"] = marginal_bins_file(wildcards, "expril")
     if importance_sampling(wildcards.dataset):
         inputs["marginals"] = counts_file(wildcards)
     return inputs
@@ -287,12 +264,12 @@ def evaluated_models(wildcards):
     }
 
 
-def run_ledgers(weighting=""):
+def run_ledgers():
     """The ledger of every run's last query (it holds the run's earlier queries too)."""
     last = T - 1
     return sorted(
         {
-            f"{R}/oracle/{d}/{b}/eps{e}{weighting}/{variant_dir(v, last)}/errors_t{last}.ledger.csv"
+            f"{R}/oracle/{d}/{b}/eps{e}/{variant_dir(v, last)}/errors_t{last}.ledger.csv"
             for d in config["datasets"]
             for b in BLOCKS
             for e in EPSILONS

@@ -1,11 +1,11 @@
 # ExPriL against its rivals at equal privacy (docs/comparison.md): the plug-in methods (their rules:
 # rules/plugins.smk) on the same data, splits and seeds as ExPriL, the same network family, scored
-# on the same test split; ExPriL also with Pb. 1 by MMD (`C-mmd`, `I-mmd`: the eps<e>-mmd/ runs).
+# on the same test split.
 # Not part of `all`: `snakemake compare` writes the comparison (config/extended.yaml: the eps sweep).
 
 
 wildcard_constraints:
-    rival="|".join(PLUGINS),
+    rival="|".join(map(re.escape, COMPARED)),
 
 
 localrules:

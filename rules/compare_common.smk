@@ -3,20 +3,22 @@
 # privacy currency (CURRENCIES, rules/common.smk): a currency's table, tuning and runs are its own.
 
 COMPARISON = config["comparison"]
-# The methods other than ExPriL's chain, one module each (expril/plugins/, rules/plugins.smk).
+# The methods other than ExPriL's chain, one module each (expril/plugins/, rules/plugins.smk), and
+# the compared methods they report, each its method's (most report one model, named as the method).
 PLUGINS = registry.methods()
+COMPARED = registry.reported()
 for _method in COMPARISON["methods"]:
-    if _method not in grids.VARIANT and _method not in PLUGINS:
+    if _method not in grids.VARIANT and _method not in COMPARED:
         raise ValueError(
             f"config: comparison: methods lists {_method!r}, neither ExPriL's "
-            f"({', '.join(grids.VARIANT)}) nor a plug-in method (expril/plugins/: "
-            f"{', '.join(PLUGINS)})"
+            f"({', '.join(grids.VARIANT)}) nor reported by a plug-in method (expril/plugins/: "
+            f"{', '.join(COMPARED)})"
         )
     if grids.VARIANT.get(_method, config["variants"][0]) not in config["variants"]:
         raise ValueError(
             f"config: comparison: methods lists {_method}-ExPriL, which 'variants' does not run"
         )
-RIVALS = [m for m in COMPARISON["methods"] if m not in grids.VARIANT]
+RIVALS = [m for m in COMPARISON["methods"] if m in COMPARED]
 # A published study whose other methods the comparison reads (docs/extending.md): one folder per
 # currency, as publish_comparison writes them.
 PUBLISHED = COMPARISON["published"]
@@ -33,9 +35,9 @@ def published_folder(currency):
 
 
 def rival_model(wildcards):
-    """The model a plug-in method's last step writes, which the evaluator scores."""
-    method = PLUGINS[wildcards.rival]
-    return method.output(method.steps[-1], job_context(method, wildcards))
+    """The model a plug-in method reports as the compared method `rival`, which the evaluator scores."""
+    method = COMPARED[wildcards.rival]
+    return method.model(job_context(method, wildcards), wildcards.rival)
 
 
 def configured_bins(wildcards):
@@ -52,13 +54,14 @@ def histories(currency):
     return sorted(
         {
             base.PROVIDED["history_path"](
-                PLUGINS[m], plugin_context(PLUGINS[m], d, b, e, s, CURRENCIES[currency])
+                COMPARED[m],
+                plugin_context(COMPARED[m], d, b, e, s, CURRENCIES[currency]),
             )
             for d in config["datasets"]
             for b in BLOCKS
             for e in EPSILONS
             for m in CURRENCIES[currency].methods(RIVALS)
-            if "history_path" in PLUGINS[m].release.arguments()
+            if "history_path" in COMPARED[m].release.arguments()
             for s in {
                 "",
                 (
@@ -86,9 +89,15 @@ def choice(currency):
 
 
 def base_method(method, dataset):
-    """Without an IS step, ExPriL by MMD is plain ExPriL: its runs, files and setting."""
-    if method in ("C-mmd", "I-mmd") and not importance_sampling(dataset):
-        return grids.VARIANT[method]
+    """The compared method whose runs, files and setting `method` has on `dataset`: its base where
+    its plug-in repeats it there (Method.bases), else itself."""
+    plugin = COMPARED.get(method)
+    if (
+        plugin
+        and method in plugin.bases
+        and plugin.repeats_on(config["benchmarks"][dataset])
+    ):
+        return plugin.bases[method]
     return method
 
 
@@ -99,20 +108,21 @@ def method_files(method, dataset, eps, block, suffix, currency):
     last = run_iterations(method, suffix) - 1 if method in grids.VARIANT else None
     folder = f"{dataset}/{block}/eps{eps}{CURRENCIES[currency].tag}"
     if method in grids.VARIANT:
-        run = f"{folder}{'-mmd' if grids.family(method) == 'mmd' else ''}{suffix}"
+        run = f"{folder}{suffix}"
         last = f"{variant_dir(grids.VARIANT[method], last)}/errors_t{last}.ledger.csv"
         return f"{R}/eval/{run}/accuracy.csv", f"{R}/oracle/{run}/{last}"
-    plugin = PLUGINS[method]
+    plugin = COMPARED[method]
     return (
         f"{R}/eval/{folder}/{method}{suffix}.csv",
         plugin.ledger(
-            plugin_context(plugin, dataset, block, eps, suffix, CURRENCIES[currency])
+            plugin_context(plugin, dataset, block, eps, suffix, CURRENCIES[currency]),
+            method,
         ),
     )
 
 
 def run_iterations(method, suffix):
-    """ExPriL's T in the setting `suffix` of one of its methods' (C, I, C-mmd, I-mmd) families."""
+    """ExPriL's T in the setting `suffix` of one of its methods' (C, I) family."""
     chosen = grids.parse(GRID, grids.family(method), suffix)
     return int(grids.knob(GRID, chosen, "iterations", T))
 
@@ -198,9 +208,9 @@ RESAMPLED = [d for d in config["datasets"] if DESIGNS[d].resampled]
 
 def transferred(currency):
     """Per method of the currency (its name), the datasets whose choice is transferred: RESAMPLED,
-    for ExPriL by MMD those with an IS step (elsewhere it is plain ExPriL)."""
+    but those where it repeats another method's runs (base_method)."""
     return {
-        m: [d for d in RESAMPLED if grids.family(m) != "mmd" or importance_sampling(d)]
+        m: [d for d in RESAMPLED if base_method(m, d) == m]
         for m in CURRENCIES[currency].methods(COMPARISON["methods"])
     }
 
@@ -208,19 +218,19 @@ def transferred(currency):
 @functools.cache
 def calibration_runs(currency):
     """Every setting of the grid of every method of the currency (its name) on the calibration
-    seeds (config/tuning.yaml), on the datasets that draw fresh data (not RESAMPLED): ExPriL by MMD
-    on the datasets with an IS step only (elsewhere it is plain ExPriL).
+    seeds (config/tuning.yaml), on the datasets that draw fresh data (not RESAMPLED), but those
+    where it repeats another method's runs (base_method).
     """
     c = GRID["calibration"]
     block = f"{c['first_seed']}-{c['first_seed'] + c['runs'] - 1}"
     calibrated = [settings.format_eps(e) for e in c["epsilons"]]
     runs = []
     for method in CURRENCIES[currency].methods(COMPARISON["methods"]):
-        grid = grids.family(method)
+        grid = registry.family(method)
         datasets = [
             d
             for d in config["datasets"]
-            if (grid != "mmd" or importance_sampling(d)) and d not in RESAMPLED
+            if base_method(method, d) == method and d not in RESAMPLED
         ]
         for s in grids.settings(GRID, grid):
             suffix = grids.suffix(GRID, grid, s)
@@ -261,8 +271,8 @@ def grid_order(currency):
     """Each method of the currency (its name): its settings in its grid's order ('' as configured)."""
     return {
         m: [
-            grids.suffix(GRID, grids.family(m), s)
-            for s in grids.settings(GRID, grids.family(m))
+            grids.suffix(GRID, registry.family(m), s)
+            for s in grids.settings(GRID, registry.family(m))
         ]
         for m in CURRENCIES[currency].methods(COMPARISON["methods"])
     }

@@ -7,11 +7,11 @@ rule evaluate_hypotheses:
         unpack(evaluated_models),
         target_test=rules.split_target.output.test,
     output:
-        f"{R}/eval/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{weighting}}{{setting}}/accuracy.csv",
+        f"{R}/eval/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{setting}}/accuracy.csv",
     log:
-        f"{R}/logs/evaluate_hypotheses/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{weighting}}{{setting}}.log",
+        f"{R}/logs/evaluate_hypotheses/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{setting}}.log",
     benchmark:
-        f"{R}/benchmarks/evaluate_hypotheses/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{weighting}}{{setting}}.tsv"
+        f"{R}/benchmarks/evaluate_hypotheses/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{setting}}.tsv"
     conda:
         "../envs/expril.yaml"
     resources:

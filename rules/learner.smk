@@ -22,7 +22,7 @@ rule make_bins:
 
 
 # The random Fourier feature map of each run (expril/method/rff.py), from the source, handed to the
-# curator for Pb. 1 by MMD (oracle_embedding) and DP-MERF (expril/plugins/dpmerf.py).
+# curator by the plug-in methods that release embeddings in random features (expril/plugins/).
 rule feature_maps:
     input:
         source=rules.generate_data.output.source,
@@ -56,19 +56,17 @@ rule reweight_source:
         unpack(reweight_inputs),
         source=rules.generate_data.output.source,
     output:
-        weights=f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{weighting}}{{setting}}/weights.npz",
-        bins=f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{weighting}}{{setting}}/error_bins.npz",
+        weights=f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{setting}}/weights.npz",
+        bins=f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{setting}}/error_bins.npz",
     log:
-        f"{R}/logs/reweight_source/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{weighting}}{{setting}}.log",
+        f"{R}/logs/reweight_source/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{setting}}.log",
     benchmark:
-        f"{R}/benchmarks/reweight_source/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{weighting}}{{setting}}.tsv"
+        f"{R}/benchmarks/reweight_source/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{setting}}.tsv"
     conda:
         "../envs/expril.yaml"
     params:
         code=package_code("reweight_source"),
-        q=lambda wc: bins_per_feature(
-            wc, snr(wc, chain_family(wc)), iterations(wc, chain_family(wc))
-        ),
+        q=lambda wc: bins_per_feature(wc, snr(wc, "expril"), iterations(wc, "expril")),
         solver=config["reweight"],
         mechanism=privacy_plan("expril"),
     script:
@@ -96,17 +94,13 @@ rule estimate_labels:
         bins=lambda wc: reweighting_file(wc, "error_bins"),
         models=lambda wc: [model_file(wc, wc.variant, l) for l in equation_blocks(wc)],
         answers=lambda wc: [answer_file(wc, wc.variant, l) for l in equation_blocks(wc)],
-        counts=lambda wc: (
-            counts_file(wc)
-            if chain_mechanism(wc).uses_counts and not by_mmd(wc)
-            else []
-        ),
+        counts=lambda wc: (counts_file(wc) if chain_mechanism(wc).uses_counts else []),
     output:
-        f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{weighting}}{{setting}}/{{variant}}/labels_t{{t}}.npz",
+        f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{setting}}/{{variant}}/labels_t{{t}}.npz",
     log:
-        f"{R}/logs/estimate_labels/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{weighting}}{{setting}}/{{variant}}/t{{t}}.log",
+        f"{R}/logs/estimate_labels/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{setting}}/{{variant}}/t{{t}}.log",
     benchmark:
-        f"{R}/benchmarks/estimate_labels/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{weighting}}{{setting}}/{{variant}}/t{{t}}.tsv"
+        f"{R}/benchmarks/estimate_labels/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{setting}}/{{variant}}/t{{t}}.tsv"
     conda:
         "../envs/expril.yaml"
     resources:
@@ -126,11 +120,11 @@ rule train_hypothesis:
         weights=lambda wc: reweighting_file(wc, "weights"),
         labels=labels_file,
     output:
-        f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{weighting}}{{setting}}/{{variant}}/model_t{{t}}.npz",
+        f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{setting}}/{{variant}}/model_t{{t}}.npz",
     log:
-        f"{R}/logs/train_hypothesis/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{weighting}}{{setting}}/{{variant}}/t{{t}}.log",
+        f"{R}/logs/train_hypothesis/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{setting}}/{{variant}}/t{{t}}.log",
     benchmark:
-        f"{R}/benchmarks/train_hypothesis/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{weighting}}{{setting}}/{{variant}}/t{{t}}.tsv"
+        f"{R}/benchmarks/train_hypothesis/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{setting}}/{{variant}}/t{{t}}.tsv"
     conda:
         "../envs/expril.yaml"
     threads: 1
@@ -139,7 +133,7 @@ rule train_hypothesis:
         mem_mb=memory_mb(trains=True),
     params:
         code=package_code("train_hypothesis"),
-        network=lambda wc: network(wc, chain_family(wc)),
+        network=lambda wc: network(wc, "expril"),
         training=config["training"],
         init_key=lambda wc: ["learner", wc.dataset, wc.eps, wc.variant, int(wc.t)],
         device=config["device"],

@@ -26,28 +26,6 @@ rule oracle_marginals:
         "../workflow_scripts/oracle_marginals.py"
 
 
-# Pb. 1's query by MMD (`-mmd` runs, docs/synthetic.md): the target's features' mean embedding in
-# the learner's random features, in place of oracle_marginals.
-rule oracle_embedding:
-    input:
-        target_val=rules.split_target.output.val,
-        maps=mmd_feature_map,
-    output:
-        answers=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}-mmd{{setting}}/embedding.npz",
-        ledger=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}-mmd{{setting}}/embedding.ledger.csv",
-    log:
-        f"{R}/logs/oracle_embedding/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{setting}}.log",
-    benchmark:
-        f"{R}/benchmarks/oracle_embedding/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{setting}}.tsv"
-    conda:
-        "../envs/expril.yaml"
-    params:
-        code=package_code("oracle_embedding"),
-        mechanism=privacy_plan("embedding"),
-    script:
-        "../workflow_scripts/oracle_embedding.py"
-
-
 rule oracle_errors:
     input:
         target_val=rules.split_target.output.val,
@@ -55,12 +33,12 @@ rule oracle_errors:
         model=lambda wc: model_file(wc, wc.variant, int(wc.t)),
         previous_ledger=previous_ledger,
     output:
-        answers=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{weighting}}{{setting}}/{{variant}}/errors_t{{t}}.npz",
-        ledger=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{weighting}}{{setting}}/{{variant}}/errors_t{{t}}.ledger.csv",
+        answers=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{setting}}/{{variant}}/errors_t{{t}}.npz",
+        ledger=f"{R}/oracle/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{setting}}/{{variant}}/errors_t{{t}}.ledger.csv",
     log:
-        f"{R}/logs/oracle_errors/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{weighting}}{{setting}}/{{variant}}/t{{t}}.log",
+        f"{R}/logs/oracle_errors/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{setting}}/{{variant}}/t{{t}}.log",
     benchmark:
-        f"{R}/benchmarks/oracle_errors/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{weighting}}{{setting}}/{{variant}}/t{{t}}.tsv"
+        f"{R}/benchmarks/oracle_errors/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{setting}}/{{variant}}/t{{t}}.tsv"
     conda:
         "../envs/expril.yaml"
     resources:

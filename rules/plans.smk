@@ -21,11 +21,6 @@ def expril_plan(wildcards, eps, delta):
 
 PLANS = {
     "expril": expril_plan,
-    # Pb. 1 by MMD: a Gaussian release with the bin counts query's share of the run's budget,
-    # accounted as the chain's other queries are (mechanisms.embedding_for).
-    "embedding": lambda wildcards, eps, delta: mechanisms.embedding_for(
-        chain_mechanism(wildcards)
-    )(eps, delta, n_val(wildcards), iterations(wildcards, "mmd")),
 }
 
 

@@ -1,15 +1,17 @@
 # The rules of the plug-in methods (expril/plugins/, docs/extending.md), built from their steps:
-# each step is a rule of its name; a release is a curator rule with the method's mechanism and a
-# ledger (expril/privacy/taint.py), the other steps are the learner's. A step's file is asked for
-# with the suffix of the setting's axes it depends on, so that settings differing elsewhere share
-# it. The gate (expril/plugins/gate.py) refuses a miswired method before any job runs.
+# each step is a rule of its name; a release is a curator rule with its mechanism and a ledger
+# (expril/privacy/taint.py), the other steps are the learner's. A step's file is asked for with the
+# suffix of the setting's axes it depends on, so that settings differing elsewhere share it, and
+# with the values of its own wildcards (Step.fields). The gate (expril/plugins/gate.py) refuses a
+# miswired method before any job runs.
 
 for _method in PLUGINS.values():
     gate.declared(_method, GRID)
 
 
-def plugin_context(method, dataset, seeds, eps, setting, currency):
-    """`currency`: the job's Currency (expril/workflow/currency.py)."""
+def plugin_context(method, dataset, seeds, eps, setting, currency, fields={}):
+    """`currency`: the job's Currency (expril/workflow/currency.py); `fields`: the values of the
+    step's own wildcards."""
     return context.Context(
         config,
         GRID,
@@ -20,10 +22,11 @@ def plugin_context(method, dataset, seeds, eps, setting, currency):
         setting,
         functools.partial(feature_map_file, dataset, seeds),
         currency,
+        fields,
     )
 
 
-def job_context(method, wildcards):
+def job_context(method, wildcards, step=None):
     return plugin_context(
         method,
         wildcards.dataset,
@@ -31,6 +34,7 @@ def job_context(method, wildcards):
         wildcards.eps,
         wildcards.setting,
         currency_of(wildcards),
+        {f: wildcards[f] for f in step.fields} if step else {},
     )
 
 
@@ -41,13 +45,14 @@ def shared_file(key, wildcards):
     pattern = {
         "target_val": rules.split_target.output.val,
         "source": rules.generate_data.output.source,
+        "initial_hypothesis": rules.init_hypothesis.output[0],
     }[key]
     return expand(pattern, dataset=wildcards.dataset, seeds=wildcards.seeds)[0]
 
 
 def plugin_inputs(method, step):
     def inputs(wildcards):
-        ctx, files = job_context(method, wildcards), {}
+        ctx, files = job_context(method, wildcards, step), {}
         for name, source in step.inputs.items():
             if callable(source):
                 files[name] = source(ctx)
@@ -62,26 +67,41 @@ def plugin_inputs(method, step):
 
 
 def plugin_outputs(method, step):
-    out = f"{method.folder(step, R, '{dataset}', '{seeds}', '{eps}{currency}', '{setting}')}/{step.file}"
-    return {"out": out} | ({"ledger": base.ledger_of(out)} if step.release else {})
+    folder = method.folder(
+        step, R, "{dataset}", "{seeds}", "{eps}{currency}", "{setting}"
+    )
+    out = {argument: f"{folder}/{file}" for argument, file in step.files.items()}
+    ledger = (
+        {"ledger": base.ledger_of(next(iter(out.values())))} if step.release else {}
+    )
+    return out | ledger
+
+
+def plugin_job(step):
+    """A step's job in the names of its log and benchmark: its eps, currency and setting, and its
+    own wildcards."""
+    own = [f"{f}{{{f}}}" for f in step.fields]
+    return os.path.join("{dataset}", "{seeds}", "eps{eps}{currency}{setting}", *own)
 
 
 def plugin_params(method, step):
-    """The params its function names that the workflow provides, its own (`own`), and a release's
-    privacy plan, refused by the gate above the run's budget, and the budget its ledger is checked
-    against."""
+    """The params its function names that the workflow provides, its own (`own`), and the privacy
+    plan (a release's, or the method's for a learner step), refused by the gate where the run's plan
+    exceeds its budget, and the budget a release's ledger is checked against."""
     named = set(step.arguments())
     params = {
-        name: lambda wc, name=name: base.PROVIDED[name](method, job_context(method, wc))
+        name: lambda wc, name=name: base.PROVIDED[name](
+            method, job_context(method, wc, step)
+        )
         for name in base.PROVIDED
         if name in named
     }
     if "mechanism" in named:
         params["mechanism"] = lambda wc: gate.planned(
-            method, job_context(method, wc)
+            method, job_context(method, wc, step), step
         ).param() | {"secret_digest": SECRET_DIGEST}
     if step.params is not None:
-        params["own"] = lambda wc: step.params(job_context(method, wc))
+        params["own"] = lambda wc: step.params(job_context(method, wc, step))
     if step.release:
         params["budget"] = lambda wc: [
             settings.parse_eps(wc.eps),
@@ -109,9 +129,9 @@ for _method in PLUGINS.values():
             output:
                 **plugin_outputs(_method, _step),
             log:
-                f"{R}/logs/{_step.rule}/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{setting}}.log",
+                f"{R}/logs/{_step.rule}/{plugin_job(_step)}.log",
             benchmark:
-                f"{R}/benchmarks/{_step.rule}/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{setting}}.tsv"
+                f"{R}/benchmarks/{_step.rule}/{plugin_job(_step)}.tsv"
             conda:
                 "../envs/expril.yaml"
             threads: 1

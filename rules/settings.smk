@@ -9,12 +9,6 @@ def setting(wildcards, family):
     return grids.parse(GRID, family, wildcards.setting)
 
 
-def chain_family(wildcards):
-    """ExPriL's chain is tuned on ExPriL's grid, and with Pb. 1 by MMD on the MMD grid (a rule
-    without the {weighting} wildcard, the bin counts query's, is ExPriL's)."""
-    return "mmd" if getattr(wildcards, "weighting", "") == "-mmd" else "expril"
-
-
 def upstream(wildcards, family, knobs):
     """The suffix of a file the rule reads that depends on these knobs of its setting alone (the
     axes that set them: grids.depends)."""
@@ -34,15 +28,15 @@ def snr(wildcards, family):
     return grids.knob(GRID, setting(wildcards, family), "snr", config["bins"]["snr"])
 
 
-def iterations(wildcards, family=None):
+def iterations(wildcards, family="expril"):
     """ExPriL's T in the rule's setting (config `iterations` as configured)."""
-    chosen = setting(wildcards, family or chain_family(wildcards))
+    chosen = setting(wildcards, family)
     return int(grids.knob(GRID, chosen, "iterations", T))
 
 
-def budget_split(wildcards, family=None):
+def budget_split(wildcards, family="expril"):
     """The bin counts query's share of eps in the rule's setting (None: Eq. 14's equal shares)."""
-    chosen = setting(wildcards, family or chain_family(wildcards))
+    chosen = setting(wildcards, family)
     split = grids.knob(GRID, chosen, "split", None)
     return None if split is None else float(split)
 
@@ -55,13 +49,3 @@ def feature_map_file(dataset, seeds, features, scale=grids.CONFIGURED):
     )
     suffix += "" if scale == grids.CONFIGURED else f"~bandwidth={scale}"
     return f"{R}/learner/{dataset}/{seeds}/feature_map{suffix}.npz"
-
-
-def mmd_feature_map(wildcards):
-    """Pb. 1 by MMD's feature map: D as configured, at the setting's bandwidth."""
-    return feature_map_file(
-        wildcards.dataset,
-        wildcards.seeds,
-        config["comparison"]["random_features"],
-        setting(wildcards, "mmd")["bandwidth"],
-    )

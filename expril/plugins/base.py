@@ -2,21 +2,26 @@
 subclass of `Method` and one `registry.register` call. The workflow builds the method's rules from
 it (rules/plugins.smk) and checks it before any job runs (expril.plugins.gate).
 
-A method is a chain of steps, each one Snakemake rule named by the step. Exactly one step is the
-release: it alone reads the curator's data, applies the method's registered mechanism and writes a
-ledger row; the others are the learner's and read only public data, their own earlier steps and the
-release. The last step's output is the model the evaluator scores. A step's function is called
-with the arguments its signature names, from:
+A method is a chain of steps, each one Snakemake rule named by the step. Its releases (one or
+more) alone read the curator's data, each applying a registered mechanism and writing a ledger
+row; the others are the learner's and read only public data, their own earlier steps and the
+releases. A step's file may name wildcards of its own (`{t}`, `{variant}`: one job per value, as
+ExPriL's iterations are); the job's values are `ctx.fields`. The last step's output is the model
+the evaluator scores, unless the method reports several (`reports`, `model`). A step's function
+is called with the arguments its signature names, from:
 - its inputs, by the names `Step.inputs` gives them: a shared file (SHARED), an earlier step (its
-  rule's name) or a function of the job's context (expril.plugins.context) returning a path;
-- `out_path`, `ledger_path` (a release's), `name` (the dataset), `setting` (the setting's path
-  suffix, '' as configured) and `threads`, from the job;
-- the params the workflow provides (PROVIDED, and `mechanism`: the release's privacy plan) and those
-  of the step's own `params(ctx)`.
+  rule's name) or a function of the job's context (expril.plugins.context) returning a path or a
+  list of paths;
+- `out_path` (or the names a step with several files gives them), `ledger_path` (a release's),
+  `name` (the dataset), `setting` (the setting's path suffix, '' as configured) and `threads`,
+  from the job;
+- the params the workflow provides (PROVIDED, and `mechanism`: a release's privacy plan, or the
+  method's for a learner step) and those of the step's own `params(ctx)`, which override them.
 """
 
 import inspect
 import os
+import string
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,39 +38,71 @@ HISTORY = "history.csv"
 
 @dataclass(frozen=True)
 class Step:
-    """One rule of a method: `run` writes `file` (in the method's folder under oracle/ for the
-    release, learner/ otherwise), which depends on the setting's `axes` alone (None: all)."""
+    """One rule of a method: `run` writes `file` (in the method's folder under oracle/ for a
+    release, learner/ otherwise), which depends on the setting's `axes` alone (None: all). `file`
+    may name wildcards of its own ('{variant}/model_t{t}.npz'), or be a dict {argument: file} for
+    a step that writes several. A release of a method with several may have a plan of its own
+    (`mechanism(ctx)`, else the method's) and says how many queries a run asks of it (`queries(ctx)`,
+    else all its mechanism plans: `planned_queries`)."""
 
     rule: str
     run: Callable
-    file: str
+    file: str | dict
     inputs: dict = field(default_factory=dict)
     release: bool = False
     axes: tuple = None
     params: Callable = None
     trains: bool = False  # trains networks: on the GPU where configured
+    mechanism: Callable = None
+    queries: Callable = None
 
     def arguments(self):
         return list(inspect.signature(self.run).parameters)
 
+    @property
+    def files(self):
+        """{the function's argument: the file it writes}."""
+        return dict(self.file) if isinstance(self.file, dict) else {"out_path": self.file}
+
+    @property
+    def fields(self):
+        """The wildcards the step's files name beside the job's dataset, seeds, eps and setting."""
+        return sorted({f for file in self.files.values() for _, f, _, _ in string.Formatter().parse(file) if f})
+
 
 class Method(ABC):
     """A compared method: its name (in paths, the configuration's `comparison: methods` and its
-    tuning grid's family, config/tuning.yaml), its name in the report, its steps and its release's
-    privacy plan."""
+    tuning grid's family, config/tuning.yaml), its name in the report, its steps and its releases'
+    privacy plan. A method may report several models, each a compared method of its own
+    (`reports`: {name: name in the report}; `model` and `ledger` give each one's files), and a
+    report may repeat another compared method's runs on some datasets (`bases`, `repeats_on`)."""
 
     name: str
     display: str
     steps: tuple
+    # The compared method whose runs each report repeats where `repeats_on` holds: the comparison
+    # reads that method's runs there, and neither ranks nor tests the report anywhere.
+    bases = {}
 
     @abstractmethod
     def mechanism(self, ctx):
-        """The release's registered mechanism (expril.privacy.mechanisms) for the job, planned to
-        spend the run's eps and delta at most (ctx.eps, ctx.delta)."""
+        """The releases' registered mechanism (expril.privacy.mechanisms) for the job, planned to
+        spend the run's eps and delta at most (ctx.eps, ctx.delta); a release with a plan of its own
+        (Step.mechanism) shares the budget with it."""
+
+    @property
+    def reports(self):
+        """{compared method: its name in the report}: this method alone by default."""
+        return {self.name: self.display}
+
+    @property
+    def releases(self):
+        return tuple(s for s in self.steps if s.release)
 
     @property
     def release(self):
-        return next(s for s in self.steps if s.release)
+        """The first release."""
+        return self.releases[0]
 
     def step(self, rule):
         return next(s for s in self.steps if s.rule == rule)
@@ -75,14 +112,31 @@ class Method(ABC):
         part = "oracle" if step.release else "learner"
         return f"{results}/{part}/{dataset}/{seeds}/eps{eps_folder}/{self.name}{suffix}"
 
-    def output(self, step, ctx):
-        """The file `step` writes for the job `ctx` describes, at the suffix of the step's axes."""
-        suffix = ctx.suffix(step.axes)
-        return f"{self.folder(step, ctx.config['results'], ctx.dataset, ctx.seeds, ctx.eps_folder, suffix)}/{step.file}"
+    def output(self, step, ctx, key=None, suffix=None, **fields):
+        """The file `step` writes for the job `ctx` describes (its `key` file, the first by default),
+        at the suffix of the step's axes (or `suffix`) and the job's fields (or `fields`)."""
+        suffix = ctx.suffix(step.axes) if suffix is None else suffix
+        file = step.files[key] if key else next(iter(step.files.values()))
+        file = file.format(**{**ctx.fields, **fields})
+        return f"{self.folder(step, ctx.config['results'], ctx.dataset, ctx.seeds, ctx.eps_folder, suffix)}/{file}"
 
-    def ledger(self, ctx):
-        """The release's ledger for the job `ctx` describes."""
+    def model(self, ctx, report):
+        """The model file the evaluator scores for the compared method `report`."""
+        return self.output(self.steps[-1], ctx)
+
+    def ledger(self, ctx, report=None):
+        """The ledger of a run's last release (which holds its earlier ones) for the job `ctx`."""
         return ledger_of(self.output(self.release, ctx))
+
+    def spends(self, mechanism):
+        """The registered mechanisms whose ledger rows a run of this method may hold where its
+        currency names `mechanism` for it (its reports'): that one, unless its releases apply
+        others beside it (ExPriL by MMD's embedding)."""
+        return {mechanism}
+
+    def repeats_on(self, spec):
+        """Whether this method's reports repeat their `bases` on a dataset of this benchmark entry."""
+        return False
 
 
 def ledger_of(path):
@@ -91,7 +145,8 @@ def ledger_of(path):
 
 
 # The params the workflow gives a step whose function names them, beside the step's own; and
-# `mechanism`, the release's plan (Method.mechanism) once the gate has passed it.
+# `mechanism`, a release's plan (Step.mechanism, else Method.mechanism; a learner step's: the method's)
+# once the gate has passed the run's whole plan.
 PROVIDED = {
     "network": lambda method, ctx: ctx.network(),
     "training": lambda method, ctx: ctx.config["training"],

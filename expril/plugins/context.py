@@ -12,7 +12,7 @@ from expril.workflow import grids
 class Context:
     """What a method knows of one job when the workflow plans it: the configuration, the tuning
     grid, the job's dataset, seed block, eps, setting and privacy currency
-    (expril.workflow.currency)."""
+    (expril.workflow.currency), and the step's own wildcards."""
 
     config: dict
     grid: dict
@@ -24,6 +24,8 @@ class Context:
     # D -> the learner's random feature map of the job's block with D features (rules/settings.smk).
     feature_map: Callable = field(repr=False)
     currency: object = None  # a Currency; None outside the comparison's currencies
+    # The values of the step's own wildcards for the job (Step.fields): {'variant': 'C', 't': '2'}.
+    fields: dict = field(default_factory=dict)
 
     @property
     def eps_folder(self):
@@ -47,13 +49,21 @@ class Context:
     def mechanism(self):
         """The registered mechanism the job's currency names for this method (`comparison:
         currencies: <name>: mechanisms`)."""
-        if self.currency is None or self.family not in self.currency.mechanisms:
+        return self.mechanism_for([self.family])
+
+    def mechanism_for(self, methods):
+        """The registered mechanism the job's currency names for the compared `methods`, which one
+        run of a method reports (ExPriL by MMD's C-mmd and I-mmd: one chain, so one mechanism)."""
+        known = self.currency.mechanisms if self.currency else {}
+        named = {known[m] for m in methods if m in known}
+        if len(named) != 1:
             where = f"currency {self.currency.name!r}" if self.currency else "no currency"
+            what = "no mechanism" if not named else f"several mechanisms ({', '.join(sorted(named))})"
             raise ValueError(
-                f"{self.family} on {self.dataset} at eps {self.eps_text}: {where} names no mechanism for it "
-                "(config: comparison: currencies: <name>: mechanisms)"
+                f"{', '.join(methods)} on {self.dataset} at eps {self.eps_text}: {where} names {what} for "
+                "it (config: comparison: currencies: <name>: mechanisms)"
             )
-        return self.currency.mechanisms[self.family]
+        return named.pop()
 
     @property
     def setting(self):

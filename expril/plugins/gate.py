@@ -1,12 +1,14 @@
 """The gate a plug-in method passes (docs/extending.md, "What the gate checks"): the platform checks
 a method's privacy instead of trusting the eps it says it spends. Before any job runs, the
-workflow refuses a method whose release writes no ledger row, whose planned spend exceeds the run's
-eps or delta, whose learner steps read the curator's data, or that has no tuning entry; once its
-release has run, the job fails unless the ledger holds every seed's row within the run's budget.
+workflow refuses a method whose releases write no ledger row, whose planned spend (each release's,
+and all of a run's releases composed) exceeds the run's eps or delta, whose learner steps read the
+curator's data, or that has no tuning entry; once a release has run, the job fails unless its
+ledger holds every seed's row within the run's budget.
 The taint audit (expril.privacy.taint) checks the same plan from Snakemake's jobs."""
 
 import inspect
 import math
+import os
 import re
 
 import pandas as pd
@@ -31,9 +33,8 @@ def declared(method, grid):
     """Refuse `method` for what it declares: its name, its steps' wiring, its tuning entry."""
     if not isinstance(getattr(method, "name", None), str) or not NAME.fullmatch(method.name):
         refuse(method, "its name must be lower-case letters and digits, starting with a letter")
-    releases = [s.rule for s in method.steps if s.release]
-    if len(releases) != 1:
-        refuse(method, f"it has {len(releases)} release steps ({', '.join(releases) or 'none'}); exactly one is")
+    if not any(s.release for s in method.steps):
+        refuse(method, "it has no release step: the curator's data reach a method through releases only")
     known = set(SHARED)
     for step in method.steps:
         arguments = step.arguments()
@@ -48,7 +49,8 @@ def declared(method, grid):
                 refuse(method, f"its learner step {step.rule} reads {source}, the curator's data: only its release may")
             if isinstance(source, str) and source not in known:
                 refuse(method, f"step {step.rule} reads {source!r}, neither a shared file nor an earlier step")
-        missing = [a for a in _required(step) if a not in {*step.inputs, *FROM_JOB, *PROVIDED, "mechanism"}]
+        given = {*step.inputs, *FROM_JOB, *PROVIDED, *step.files, "mechanism"}
+        missing = [a for a in _required(step) if a not in given]
         if missing and step.params is None:
             refuse(method, f"step {step.rule}'s function needs {', '.join(missing)}, which nothing gives it")
         known.add(step.rule)
@@ -64,35 +66,66 @@ def _required(step):
     return [n for n, p in inspect.signature(step.run).parameters.items() if p.default is inspect.Parameter.empty]
 
 
-def planned(method, ctx):
-    """The release's mechanism for the job `ctx`, refused if it is not a registered mechanism, is
-    not the one the job's currency names for the method, protects other neighbours than the
-    currency's, or plans to spend more than the run's (eps, delta)."""
-    mechanism = method.mechanism(ctx)
-    if not isinstance(mechanism, Mechanism) or MECHANISMS.get(mechanism.name) is not type(mechanism):
-        refuse(method, f"its release applies {mechanism!r}, not a registered mechanism (expril.privacy.mechanisms)")
-    if ctx.currency is not None and mechanism.name != ctx.mechanism:
-        refuse(
-            method,
-            f"its release applies {mechanism.name!r} where currency {ctx.currency.name!r} names "
-            f"{ctx.mechanism!r} for it (config: comparison: currencies)",
-        )
-    if ctx.currency is not None and mechanism.neighbours != ctx.currency.relation:
-        refuse(
-            method,
-            f"its release protects neighbours that {mechanism.neighbours}, not currency "
-            f"{ctx.currency.name!r}'s ({ctx.currency.relation})",
-        )
-    eps, delta = mechanism.compose(mechanism.planned_costs())
+def planned(method, ctx, step=None):
+    """The plan of `step` (a release's own mechanism, else the method's) for the job `ctx`, once
+    the run's whole plan passes: every release's mechanism registered, one the job's currency lets
+    the method spend (Method.spends of the mechanism it names for the method's reports) under the
+    currency's neighbour relation, and neither any of them nor all a run asks of them composed
+    (each release's planned queries at their own costs, Mechanism.planned_costs, the last `queries`
+    of them where the release says how many a run asks; composed by the last release's
+    accountant, as its ledger composes them) above the run's (eps, delta)."""
+    plans = [(release, _mechanism(method, release, ctx)) for release in method.releases]
+    several = len(plans) > 1
+    for release, mechanism in plans:
+        which = f"its release {release.rule}" if several else "its release"
+        if not isinstance(mechanism, Mechanism) or MECHANISMS.get(mechanism.name) is not type(mechanism):
+            refuse(method, f"{which} applies {mechanism!r}, not a registered mechanism (expril.privacy.mechanisms)")
+        if ctx.currency is None:
+            continue
+        named = ctx.mechanism_for(list(method.reports))
+        if mechanism.name not in method.spends(named):
+            refuse(
+                method,
+                f"{which} applies {mechanism.name!r} where currency {ctx.currency.name!r} names "
+                f"{named!r} for it (config: comparison: currencies)",
+            )
+        if mechanism.neighbours != ctx.currency.relation:
+            refuse(
+                method,
+                f"{which} protects neighbours that {mechanism.neighbours}, not currency "
+                f"{ctx.currency.name!r}'s ({ctx.currency.relation})",
+            )
+    costs = [cost for release, mechanism in plans for cost in _costs(release, mechanism, ctx)]
+    composed = plans[-1][1].compose(costs)
     budget = (ctx.eps, ctx.delta)
-    for spent in ((mechanism.eps, mechanism.delta), (eps, delta)):
+    spends = [(f"its release {r.rule} plans", (m.eps, m.delta)) for r, m in plans]
+    spends.append(
+        ("its releases' queries in a run compose", composed) if len(plans) > 1 else ("its release plans", composed)
+    )
+    for what, spent in spends:
         if not _within(spent, budget):
             refuse(
                 method,
-                f"on {ctx.dataset} at eps {ctx.eps_text} its release plans to spend (eps, delta) = "
+                f"on {ctx.dataset} at eps {ctx.eps_text} {what} to spend (eps, delta) = "
                 f"({spent[0]:.6g}, {spent[1]:.3g}), above the run's ({budget[0]:.6g}, {budget[1]:.3g})",
             )
-    return mechanism
+    return _mechanism(method, step, ctx) if step is not None and step.release else method.mechanism(ctx)
+
+
+def _mechanism(method, step, ctx):
+    return method.mechanism(ctx) if step.mechanism is None else step.mechanism(ctx)
+
+
+def _costs(release, mechanism, ctx):
+    """The costs of the queries a run asks of `release`: all its mechanism plans, or the last
+    `queries(ctx)` of them (ExPriL by MMD's error queries, without the bin counts query that its
+    embedding release replaces)."""
+    costs = mechanism.planned_costs()
+    if release.queries is None:
+        return costs
+    asked = release.queries(ctx)
+    # more than it plans: the error queries' cost for each one beyond the plan
+    return costs[max(0, len(costs) - asked) :] + [mechanism.cost()] * max(0, asked - len(costs))
 
 
 def _within(spent, budget):
@@ -100,9 +133,11 @@ def _within(spent, budget):
 
 
 def tainted_read(method, step, path, results):
-    """Refuse a learner step that is given a file under the results' curator/ (a callable input)."""
-    if not step.release and str(path).startswith(f"{results}/curator/"):
-        refuse(method, f"its learner step {step.rule} reads {path}, the curator's data: only its release may")
+    """Refuse a learner step that is given a file under the results' curator/ (a callable input: a
+    path or a list of paths)."""
+    for one in [path] if isinstance(path, str | os.PathLike) else path:
+        if not step.release and str(one).startswith(f"{results}/curator/"):
+            refuse(method, f"its learner step {step.rule} reads {one}, the curator's data: only its releases may")
 
 
 def recorded(method, ledger_path, seeds, eps, delta):

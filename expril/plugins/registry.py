@@ -7,6 +7,7 @@ import pkgutil
 from pathlib import Path
 
 from expril.plugins.base import Method
+from expril.workflow import grids
 
 FRAMEWORK = {"base", "context", "gate", "registry", "runner"}
 _METHODS = {}
@@ -22,6 +23,13 @@ def register(method):
             f"plug-in {type(method).__module__} registers method {method.name!r}, which "
             f"{type(known).__module__} already registers"
         )
+    for other in _METHODS.values():
+        clash = sorted(set(other.reports) & set(method.reports))
+        if clash and type(other).__module__ != type(method).__module__:
+            raise ValueError(
+                f"plug-in {type(method).__module__} reports {', '.join(clash)}, which "
+                f"{type(other).__module__} already reports"
+            )
     _METHODS[method.name] = method
     return method
 
@@ -32,6 +40,18 @@ def methods():
         if module.name not in FRAMEWORK:
             importlib.import_module(f"expril.plugins.{module.name}")
     return dict(sorted(_METHODS.items(), key=lambda item: type(item[1]).__module__))
+
+
+def reported():
+    """{compared method: the plug-in method that reports it}: most report one model, under their name."""
+    return {report: method for method in methods().values() for report in method.reports}
+
+
+def family(name):
+    """The tuning grid a compared method chooses from: ExPriL's (grids.FAMILY), or the grid of the
+    plug-in method that reports it, its name."""
+    method = reported().get(name)
+    return method.name if method else grids.family(name)
 
 
 def step(rule):

@@ -14,7 +14,7 @@ def run(rule, inputs, outputs, params, wildcards, threads):
         **inputs,
         **{k: v for k, v in params.items() if k not in WORKFLOW_PARAMS},
         **params.get("own", {}),
-        "out_path": outputs["out"],
+        **{argument: path for argument, path in outputs.items() if argument != "ledger"},
         "ledger_path": outputs.get("ledger"),
         "name": wildcards["dataset"],
         "setting": wildcards["setting"],

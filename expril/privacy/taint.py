@@ -33,7 +33,6 @@ ROLES = {
     "split_target": "curator",
     "oracle_marginals": "release",
     "oracle_errors": "release",
-    "oracle_embedding": "release",
     "evaluate_hypotheses": "evaluator",
     "reference_models": "evaluator",
     "aggregate_results": "evaluator",
@@ -62,8 +61,8 @@ ROLES = {
 
 @functools.cache
 def plugin_releases():
-    """The release rules of the plug-in methods (expril/plugins/): one per method."""
-    return frozenset(method.release.rule for method in registry.methods().values())
+    """The release rules of the plug-in methods (expril/plugins/): one or more per method."""
+    return frozenset(step.rule for method in registry.methods().values() for step in method.releases)
 
 
 def role(rule):

@@ -16,21 +16,22 @@ from expril.privacy import ledger
 from expril.reports import published, reproduction, statistics
 from expril.workflow.currency import check_ledgers
 
-# Each method's name in the report: ExPriL's, the plug-in methods' own (expril/plugins/), the references'.
+# Each method's name in the report: ExPriL's, those the plug-in methods report (expril/plugins/), the
+# references'.
 NAMES = {
     "C": "C-ExPriL",
     "I": "I-ExPriL",
-    "C-mmd": "C-ExPriL (MMD)",
-    "I-mmd": "I-ExPriL (MMD)",
     "h_star": "ĥ*",
     "h0_star": "h0*",
-} | {name: method.display for name, method in registry.methods().items()}
+} | {name: display for method in registry.methods().values() for name, display in method.reports.items()}
 REFERENCES = ["h_star", "h0_star"]
-# ExPriL's methods: the variant of the chain's evaluation rows each reads (by MMD, its own runs).
-VARIANTS = {"C": "C", "I": "I", "C-mmd": "C", "I-mmd": "I"}
-# ExPriL by MMD repeats plain ExPriL on the datasets without an IS step (plain_repeats): tied by
-# construction there, it is neither ranked (it would count twice) nor tested.
-UNRANKED = {"C-mmd", "I-mmd"}
+# ExPriL's methods: the variant of the chain's evaluation rows each reads.
+VARIANTS = {"C": "C", "I": "I"}
+# The compared methods a plug-in reports that repeat another's runs on some datasets (Method.bases,
+# Method.repeats_on), and the method each repeats: tied by construction there (plain_repeats), they
+# are neither ranked (they would count twice) nor tested.
+BASES = {name: b for method in registry.methods().values() for name, b in method.bases.items()}
+UNRANKED = set(BASES)
 # The study's columns: the settings chosen on calibration runs, and as configured (sensitivity).
 TUNED, CONFIGURED = "tuned", "as configured"
 RUN_COLUMNS = ["dataset", "seed", "method", "eps", "column", "setting", "accuracy", "positive_share"]
@@ -65,9 +66,9 @@ def read_runs(runs, iterations):
         if run["evaluation"] not in files:
             files[run["evaluation"]] = pd.read_csv(run["evaluation"])
         rows = files[run["evaluation"]]
-        if run["method"] in VARIANTS:
+        if "variant" in rows:  # ExPriL's chain's (the method's, or the one its runs repeat): its h_T
             last = run.get("iterations", iterations)
-            rows = rows[(rows.variant == VARIANTS[run["method"]]) & (rows.t == last)]
+            rows = rows[(rows.variant == VARIANTS[BASES.get(run["method"], run["method"])]) & (rows.t == last)]
         frames.append(
             rows.assign(
                 method=run["method"],
@@ -140,12 +141,12 @@ def collapsed(positive_share):
 
 
 def plain_repeats(runs):
-    """The (dataset, method) pairs where ExPriL by MMD's runs are those of the plain variant it
-    builds on: the datasets without an IS step, where it is plain ExPriL."""
+    """The (dataset, method) pairs where a method of BASES has the runs of the method it builds on
+    (where its plug-in repeats it: Method.repeats_on)."""
     key = ["eps", "column", "seed"]
     repeats = set()
     for (dataset, method), group in runs[runs.method.isin(UNRANKED)].groupby(["dataset", "method"]):
-        plain = runs[(runs.dataset == dataset) & (runs.method == VARIANTS[method])]
+        plain = runs[(runs.dataset == dataset) & (runs.method == BASES[method])]
         if group.set_index(key).accuracy.sort_index().equals(plain.set_index(key).accuracy.sort_index()):
             repeats.add((dataset, method))
     return repeats
@@ -200,7 +201,7 @@ def paired_tests(runs, column, designs, baseline="C"):
     run (`runs`: counted()): the mean difference (method - baseline, points), the test made
     (paired_test(), by the dataset's design.Design in `designs`), its two-sided p, its Holm adjustment over
     every test of the column, and the verdict at level 0.05. Not tested: a method whose runs are
-    the baseline's, and ExPriL by MMD where it repeats plain ExPriL."""
+    the baseline's, and a method of BASES where it repeats its base."""
     runs = runs[runs.column == column]
     repeats = plain_repeats(runs)
     runs = contested(runs)
@@ -239,8 +240,9 @@ def _marks(tests):
     return ["" if not p < LEVEL else "▲" if d > 0 else "▼" for p, d in zip(tests.p_holm, tests.difference)]
 
 
-# ExPriL's rivals: the methods that are not ExPriL (a leader's ★ needs each significantly below).
-RIVALS = set(NAMES) - set(VARIANTS) - set(REFERENCES)
+# ExPriL's rivals: the methods that are not ExPriL, nor built on it as those that repeat it are
+# (a leader's ★ needs each significantly below).
+RIVALS = set(NAMES) - set(VARIANTS) - set(REFERENCES) - UNRANKED
 
 
 def rankings(table, methods, column):
@@ -567,7 +569,7 @@ def _positions(eps_values):
 def figure(runs, table, methods, datasets, column, path_pdf, path_png, repeats=frozenset()):
     """Accuracy against eps, one panel per dataset: one line per method, mean ± one std over runs
     (seaborn's band), a cross on each collapsed cell, h* and h0* as horizontal reference lines.
-    `repeats` (plain_repeats()) are not drawn: ExPriL by MMD would hide plain ExPriL's line."""
+    `repeats` (plain_repeats()) are not drawn: they would hide their base's line."""
     import matplotlib.pyplot as plt  # after expril.reports.reproduction's import, which selects the Agg backend
 
     shown = [d for d in datasets if d in set(runs.dataset)]

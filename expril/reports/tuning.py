@@ -50,8 +50,8 @@ def transfer(means, order):
     calibrated datasets' `means` (_means()): per method and calibrated eps, the setting with the
     best (lowest) average rank over those datasets (Demsar 2006: ranks, not accuracies, compare
     across datasets), ties in a dataset averaged, a tie in the average to the earliest in `order`.
-    Settings a dataset did not run (ExPriL by MMD without an IS step) leave it out of that
-    method's ranks."""
+    Settings a dataset did not run (a method that repeats another's runs there: Method.bases) leave
+    it out of that method's ranks."""
     chosen = {}
     for (method, eps), group in means.groupby(level=[0, 2], sort=False):
         ranks = group.droplevel([0, 2]).unstack("setting").rank(axis=1, ascending=False, method="average")

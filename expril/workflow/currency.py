@@ -9,6 +9,7 @@ import math
 import re
 from dataclasses import dataclass
 
+from expril.plugins import registry
 from expril.privacy import mechanisms
 from expril.workflow import grids
 
@@ -45,7 +46,8 @@ class Currency:
 def currencies(config, plugins):
     """The configuration's currencies by name, the headline first and the others by name (however
     configuration files and `--config` merged them), each checked: an error names the key and what
-    it expects. `plugins`: the plug-in methods' names."""
+    it expects. `plugins`: {compared method: the plug-in method that reports it}
+    (registry.reported())."""
     configured = config["comparison"]["currencies"]
     headline = config["comparison"]["headline"]
     if headline not in configured:
@@ -67,6 +69,14 @@ def currencies(config, plugins):
                 f"{key}: mechanisms: ExPriL's methods ({', '.join(grids.VARIANT)}) share one chain of "
                 f"queries, so one mechanism; got {', '.join(sorted(chains))}"
             )
+        for method in {plugins[m] for m in currency.mechanisms if m in plugins}:
+            reports = [m for m in method.reports if m in currency.mechanisms]
+            named = {currency.mechanisms[m] for m in reports}
+            if len(named) > 1:
+                raise ValueError(
+                    f"{key}: mechanisms: {', '.join(reports)} are the models of one run of plug-in method "
+                    f"{method.name!r}, so one mechanism; got {', '.join(sorted(named))}"
+                )
         found[name] = currency
     return found
 
@@ -74,8 +84,8 @@ def currencies(config, plugins):
 def _check(currency, key, method, name, plugins, epsilons):
     if method not in grids.VARIANT and method not in plugins:
         raise ValueError(
-            f"{key}: {method!r} is neither ExPriL's ({', '.join(grids.VARIANT)}) nor a plug-in method "
-            f"({', '.join(plugins)})"
+            f"{key}: {method!r} is neither ExPriL's ({', '.join(grids.VARIANT)}) nor reported by a plug-in "
+            f"method ({', '.join(plugins)})"
         )
     try:
         mechanism = mechanisms.get(name)
@@ -88,21 +98,24 @@ def _check(currency, key, method, name, plugins, epsilons):
             f"{key}: {name!r} protects neighbours that {mechanism.neighbours}, not the currency's relation "
             f"({currency.relation})"
         )
-    by_mmd = grids.family(method) == "mmd"
-    if (mechanism.needs_delta or by_mmd) and currency.delta == 0 and any(math.isfinite(float(e)) for e in epsilons):
+    # the mechanisms a run of the method spends beside it (ExPriL by MMD's embedding query)
+    beside = sorted(plugins[method].spends(name) - {name}) if method in plugins else []
+    gaussian = mechanism.needs_delta or any(mechanisms.get(b).needs_delta for b in beside)
+    if gaussian and currency.delta == 0 and any(math.isfinite(float(e)) for e in epsilons):
+        with_ = f"(with {', '.join(beside)}) " if beside else ""
         raise ValueError(
-            f"{key}: {name!r} {'(with its Gaussian embedding query by MMD) ' if by_mmd else ''}adds Gaussian "
+            f"{key}: {name!r} {with_}adds Gaussian "
             "noise, whose guarantee at a finite eps needs the currency's delta > 0"
         )
 
 
 def allowed(currency, method):
-    """The mechanisms whose ledger rows a run of `method` may hold in `currency`: its own, and for
-    ExPriL by MMD its embedding query's (mechanisms.embedding_for the chain's)."""
-    names = {currency.mechanisms[method]}
-    if grids.family(method) == "mmd":
-        names.add(mechanisms.embedding_for(mechanisms.get(currency.expril)).name)
-    return names
+    """The mechanisms whose ledger rows a run of `method` may hold in `currency`: its own, and those
+    its plug-in's releases apply beside it (Method.spends: ExPriL by MMD's embedding query,
+    mechanisms.embedding_for the chain's)."""
+    plugin = registry.reported().get(method)
+    name = currency.mechanisms[method]
+    return set(plugin.spends(name)) if plugin else {name}
 
 
 # The ledgers' accountants round up; as the ledger's own check allows (expril.privacy.ledger).

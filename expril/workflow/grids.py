@@ -16,7 +16,7 @@ import yaml
 CONFIGURED = "configured"
 # ExPriL's methods' families: the grid each chooses from (C and I share ExPriL's chain, each
 # choosing its own setting). A plug-in method's family is its name (expril/plugins/).
-FAMILY = {"C": "expril", "I": "expril", "C-mmd": "mmd", "I-mmd": "mmd"}
+FAMILY = {"C": "expril", "I": "expril"}
 
 
 def family(method):
@@ -25,7 +25,7 @@ def family(method):
 
 
 # ExPriL's methods: the variant of its chain each reports.
-VARIANT = {"C": "C", "I": "I", "C-mmd": "C", "I-mmd": "I"}
+VARIANT = {"C": "C", "I": "I"}
 
 
 def load(path):

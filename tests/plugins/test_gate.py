@@ -54,17 +54,97 @@ def miswired(**attributes):
     return type("Miswired", (Toy,), attributes)()
 
 
-def context(eps="1"):
-    return Context(CONFIG, GRID, "llp", "A", "0-1", eps, "", functools.partial(str))
+def context(eps="1", family="llp", config=CONFIG):
+    return Context(config, GRID, family, "A", "0-1", eps, "", functools.partial(str))
+
+
+def answer(val_path, bins_path, out_path, ledger_path, name, mechanism):
+    pass
+
+
+class Chain(Method):
+    """A correct plug-in with several releases, as ExPriL by MMD's chain: a Gaussian embedding with
+    eps / (T+1) and delta, then T error queries of `counts` planned for T iterations with an IS step
+    (each eps / (T+1)); two models reported from one chain."""
+
+    name = "mmd"
+    display = "Chain"
+    steps = (
+        Step(
+            "chain_embedding",
+            release,
+            "e.npz",
+            {"val_path": "target_val"},
+            release=True,
+            mechanism=lambda ctx: mechanisms.MeanEmbedding(ctx.eps, ctx.delta, 300, 2),
+            queries=lambda ctx: 1,
+        ),
+        Step(
+            "chain_bins",
+            learn,
+            {"out_path": "w.npz", "bins_path": "b.npz"},
+            {"source_path": "source", "release_path": "chain_embedding"},
+        ),
+        Step(
+            "chain_errors",
+            answer,
+            "{variant}/errors_t{t}.npz",
+            {"val_path": "target_val", "bins_path": lambda ctx: "b.npz"},
+            release=True,
+            queries=lambda ctx: 2,
+        ),
+        Step(
+            "chain_train", learn, "{variant}/model_t{t}.npz", {"source_path": "source", "release_path": "chain_errors"}
+        ),
+    )
+
+    @property
+    def reports(self):
+        return {"C-chain": "C (chain)", "I-chain": "I (chain)"}
+
+    def mechanism(self, ctx):
+        return mechanisms.get("counts")(ctx.eps, ctx.delta, ctx.features, 2, True)
+
+
+def miswired_chain(**attributes):
+    return type("MiswiredChain", (Chain,), attributes)()
 
 
 def test_the_registered_methods_pass_the_gate():
     methods = registry.methods()
-    assert list(methods) == ["aim", "dpmerf", "dpsgd", "llp"]
+    assert list(methods) == ["aim", "dpmerf", "dpsgd", "llp", "mmd"]
     for method in methods.values():
         gate.declared(method, GRID)
     gate.declared(Toy(), GRID)
     assert gate.planned(Toy(), context()).eps == 1.0
+    # ExPriL by MMD: the embedding (eps / 3, delta) and the T = 2 error queries (eps / 3 each)
+    config = CONFIG | {"iterations": 2, "mechanism": "counts"}
+    config["benchmarks"] = {"A": CONFIG["benchmarks"]["A"] | {"importance_sampling": True}}
+    by_mmd, ctx = methods["mmd"], context(family="mmd", config=config)
+    embedding = gate.planned(by_mmd, ctx, by_mmd.step("oracle_embedding"))
+    assert (embedding.name, embedding.query_cost(), embedding.n_val) == ("rff-embedding", (1 / 3, 1e-5), 300)
+    for rule in ("mmd_errors", "mmd_reweight", "mmd_labels"):
+        plan = gate.planned(by_mmd, ctx, by_mmd.step(rule))
+        assert (plan.name, plan.query_cost()) == ("counts", (1 / 3, 0.0))
+
+
+def test_a_method_with_several_releases_and_models():
+    chain = Chain()
+    gate.declared(chain, GRID)
+    assert [s.rule for s in chain.releases] == ["chain_embedding", "chain_errors"]
+    assert chain.step("chain_errors").fields == ["t", "variant"] and chain.step("chain_bins").fields == []
+    assert chain.step("chain_bins").files == {"out_path": "w.npz", "bins_path": "b.npz"}
+    ctx = Context(CONFIG, GRID, "mmd", "A", "0-1", "1", "", functools.partial(str), fields={"variant": "C", "t": "1"})
+    assert chain.output(chain.step("chain_errors"), ctx) == "res/oracle/A/0-1/eps1/mmd/C/errors_t1.npz"
+    assert chain.output(chain.step("chain_train"), ctx, t=2) == "res/learner/A/0-1/eps1/mmd/C/model_t2.npz"
+    assert chain.output(chain.step("chain_bins"), ctx, "bins_path", "~bandwidth=0.5") == (
+        "res/learner/A/0-1/eps1/mmd~bandwidth=0.5/b.npz"
+    )
+    # each release gets its own plan, a learner step the method's
+    assert gate.planned(chain, context(family="mmd"), chain.step("chain_embedding")).name == "rff-embedding"
+    assert gate.planned(chain, context(family="mmd"), chain.step("chain_errors")).name == "counts"
+    assert gate.planned(chain, context(family="mmd"), chain.step("chain_train")).name == "counts"
+    assert list(chain.reports) == ["C-chain", "I-chain"] and list(Toy().reports) == ["llp"]
 
 
 def test_a_release_that_writes_no_ledger_row_is_refused():
@@ -74,8 +154,82 @@ def test_a_release_that_writes_no_ledger_row_is_refused():
     steps = (Step("toy_release", silent, "r.npz", {"val_path": "target_val"}, release=True), Toy.steps[1])
     with pytest.raises(gate.Refused, match="'llp' .* its release toy_release writes no ledger row"):
         gate.declared(miswired(steps=steps), GRID)
-    with pytest.raises(gate.Refused, match="it has 0 release steps"):
+    with pytest.raises(gate.Refused, match="it has no release step"):
         gate.declared(miswired(steps=Toy.steps[1:]), GRID)
+    # with several releases, each must write its ledger row
+    steps = (
+        Chain.steps[0],
+        Chain.steps[1],
+        Step("chain_errors", silent, "e.npz", {"val_path": "target_val"}, release=True),
+    )
+    with pytest.raises(gate.Refused, match="'mmd' .* its release chain_errors writes no ledger row"):
+        gate.declared(miswired_chain(steps=steps), GRID)
+
+
+def test_a_chain_whose_releases_compose_above_the_runs_budget_is_refused():
+    """Each release within the run's eps, but a run asks 3 error queries of a plan for 2 iterations:
+    eps / 3 + 3 eps / 3 > eps; and a second Gaussian release adds its delta to the embedding's."""
+    errors = Chain.steps[2]
+    three = Step(errors.rule, errors.run, errors.file, errors.inputs, release=True, queries=lambda ctx: 3)
+    over = miswired_chain(steps=(*Chain.steps[:2], three, Chain.steps[3]))
+    with pytest.raises(
+        gate.Refused,
+        match=r"'mmd' .* on A at eps 1 its releases' queries in a run compose to spend "
+        r"\(eps, delta\) = \(1.33333, 1e-05\)",
+    ):
+        gate.planned(over, context(family="mmd"))
+    # the refusal comes whichever step's plan is asked for: the run's plan is checked as a whole
+    with pytest.raises(gate.Refused, match="compose to spend"):
+        gate.planned(over, context(family="mmd"), over.step("chain_embedding"))
+    gaussian = Step(
+        errors.rule,
+        errors.run,
+        errors.file,
+        errors.inputs,
+        release=True,
+        mechanism=lambda ctx: mechanisms.MeanEmbedding(ctx.eps, ctx.delta, 300, 2),
+        queries=lambda ctx: 2,
+    )
+    deltas = miswired_chain(steps=(*Chain.steps[:2], gaussian, Chain.steps[3]))
+    with pytest.raises(
+        gate.Refused, match=r"compose to spend \(eps, delta\) = \(1, 3e-05\), above the run's \(1, 1e-05\)"
+    ):
+        gate.planned(deltas, context(family="mmd"))
+    # one release planned above the run's eps on its own
+    wide = Step(
+        "chain_embedding",
+        release,
+        "e.npz",
+        {"val_path": "target_val"},
+        release=True,
+        mechanism=lambda ctx: mechanisms.MeanEmbedding(3 * ctx.eps, ctx.delta, 300, 2),
+        queries=lambda ctx: 1,
+    )
+    with pytest.raises(gate.Refused, match=r"its release chain_embedding plans to spend \(eps, delta\) = \(3, 1e-05\)"):
+        gate.planned(miswired_chain(steps=(wide, *Chain.steps[1:])), context(family="mmd"))
+
+
+def test_a_chain_release_that_is_no_registered_mechanism_is_refused():
+    class Custom(mechanisms.MeanEmbedding):
+        name = "custom-embedding"
+
+    first = Step(
+        "chain_embedding",
+        release,
+        "e.npz",
+        {"val_path": "target_val"},
+        release=True,
+        mechanism=lambda ctx: Custom(ctx.eps, ctx.delta, 300, 2),
+    )
+    with pytest.raises(gate.Refused, match="its release chain_embedding applies .* not a registered mechanism"):
+        gate.planned(miswired_chain(steps=(first, *Chain.steps[1:])), context(family="mmd"))
+
+
+def test_a_chain_learner_step_given_a_list_with_a_curator_file_is_refused():
+    step = Chain.steps[3]
+    with pytest.raises(gate.Refused, match="chain_train reads res/curator/A/0-1/target_val.npz"):
+        gate.tainted_read(Chain(), step, ["res/learner/A/0-1/h0.npz", "res/curator/A/0-1/target_val.npz"], "res")
+    gate.tainted_read(Chain(), step, ["res/learner/A/0-1/h0.npz", "res/oracle/A/0-1/eps1/mmd/C/errors_t0.npz"], "res")
 
 
 def test_a_release_whose_job_wrote_no_ledger_row_for_a_seed_fails(tmp_path):
@@ -151,6 +305,9 @@ def test_registering_is_for_methods_and_once_per_name():
     with pytest.raises(ValueError, match="registers method 'llp', which expril.plugins.llp already registers"):
         registry.methods()
         registry.register(Toy())
+    # a compared method reported by two plug-ins
+    with pytest.raises(ValueError, match="reports C-mmd, which expril.plugins.mmd already reports"):
+        registry.register(type("Other", (Chain,), {"reports": {"C-mmd": "other"}, "name": "other"})())
 
 
 def test_a_ledger_row_counts_as_written_only_with_its_seed(tmp_path):
@@ -166,7 +323,7 @@ def test_in_a_currency_a_method_plans_what_the_currency_names_for_it_or_is_refus
     the currency names (Laplace `counts` in pure DP, `gaussian-counts` at delta 1e-5); a release
     that applies another mechanism, or protects other neighbours, is refused."""
     config = {**CONFIG, "epsilons": [1], "comparison": {"headline": "approx", "currencies": CURRENCIES}}
-    found = currency.currencies(config, list(registry.methods()))
+    found = currency.currencies(config, registry.reported())
     pure, approx = found["pure"], found["approx"]
     llp = registry.methods()["llp"]
     in_pure = Context(CONFIG, GRID, "llp", "A", "0-1", "1", "", functools.partial(str), pure)
@@ -189,3 +346,82 @@ def test_in_a_currency_a_method_plans_what_the_currency_names_for_it_or_is_refus
     no_currency = Context(CONFIG, GRID, "aim", "A", "0-1", "1", "", functools.partial(str), pure)
     with pytest.raises(ValueError, match="aim on A at eps 1: currency 'pure' names no mechanism for it"):
         no_currency.mechanism  # noqa: B018
+
+
+def test_expril_by_mmd_plans_its_currencys_mechanisms_and_spends_the_runs_budget_once():
+    """At (eps, 1e-5) ExPriL by MMD's error queries are the `gaussian-counts` the currency names for
+    C-mmd and I-mmd, and its embedding is `zcdp-embedding` (mechanisms.embedding_for them): with rho
+    / (T+1) each, the embedding and the T error queries compose in rho to the run's (eps, delta)
+    exactly, where a basic-composition embedding (`rff-embedding`) beside them is refused. The
+    error queries' bins follow the setting's snr (the `mmd` grid's axis)."""
+    by_mmd = registry.methods()["mmd"]
+    chains = {"C": "gaussian-counts", "I": "gaussian-counts", "C-mmd": "gaussian-counts", "I-mmd": "gaussian-counts"}
+    approx = currency.Currency("approx", 1e-5, mechanisms.RECORD, chains)
+    config = CONFIG | {"iterations": 2, "mechanism": "paper", "bins": {"snr": 4, "noiseless": 8}}
+    config["benchmarks"] = {"A": CONFIG["benchmarks"]["A"] | {"importance_sampling": True}}
+    ctx = Context(config, GRID, "mmd", "A", "0-1", "1", "", functools.partial(str), approx)
+    assert ctx.mechanism_for(list(by_mmd.reports)) == "gaussian-counts" and ctx.eps_folder == "1@approx"
+    embedding = gate.planned(by_mmd, ctx, by_mmd.step("oracle_embedding"))
+    errors = gate.planned(by_mmd, ctx, by_mmd.step("mmd_errors"))
+    assert (embedding.name, errors.name, embedding.delta, errors.delta) == (
+        "zcdp-embedding",
+        "gaussian-counts",
+        1e-5,
+        1e-5,
+    )
+    assert embedding.rho == pytest.approx(errors.rho) and embedding.rho_share == pytest.approx(errors.rho_share)
+    spent = errors.compose([embedding.cost(), errors.cost(), errors.cost()])
+    assert spent[0] == pytest.approx(1.0, rel=1e-9) and spent[0] <= 1.0 and spent[1] == 1e-5
+    assert by_mmd.spends("gaussian-counts") == {"gaussian-counts", "zcdp-embedding"}
+    # its files carry the currency's tag before their -mmd, its bins the setting's snr
+    tuned = Context(config, GRID, "mmd", "A", "0-1", "1", "~snr=16", functools.partial(str), approx)
+    assert by_mmd.output(by_mmd.step("oracle_embedding"), tuned) == "res/oracle/A/0-1/eps1@approx-mmd/embedding.npz"
+    bins = by_mmd.step("mmd_reweight").params
+    assert bins(tuned)["q"] == tuned.bins_per_feature(16, 2) != bins(ctx)["q"] == ctx.bins_per_feature(4, 2)
+    # without a currency: the configured `mechanism` (Laplace's paper) beside rff-embedding, untagged
+    plain = Context(config, GRID, "mmd", "A", "0-1", "1", "", functools.partial(str))
+    assert gate.planned(by_mmd, plain, by_mmd.step("oracle_embedding")).name == "rff-embedding"
+    assert gate.planned(by_mmd, plain, by_mmd.step("mmd_errors")).name == "paper"
+    assert by_mmd.output(by_mmd.step("oracle_embedding"), plain) == "res/oracle/A/0-1/eps1-mmd/embedding.npz"
+    # a plug-in whose embedding ignores the currency's accounting is refused before it could spend
+    # (eps, delta) = (1.13561, 2e-05) of a run of (1, 1e-05)
+    release = by_mmd.step("oracle_embedding")
+    basic = Step(
+        release.rule,
+        release.run,
+        release.file,
+        release.inputs,
+        release=True,
+        axes=release.axes,
+        mechanism=lambda ctx: mechanisms.MeanEmbedding(ctx.eps, ctx.delta, ctx.n_val, 2),
+        queries=release.queries,
+    )
+    miswired_mmd = type("Basic", (type(by_mmd),), {"steps": (basic, *by_mmd.steps[1:])})()
+    with pytest.raises(
+        gate.Refused, match="its release oracle_embedding applies 'rff-embedding' where currency 'approx' names"
+    ):
+        gate.planned(miswired_mmd, ctx)
+    # a currency that names it nothing
+    pure = currency.Currency("pure", 0.0, mechanisms.RECORD, {"C": "counts", "I": "counts"})
+    with pytest.raises(ValueError, match="C-mmd, I-mmd on A at eps 1: currency 'pure' names no mechanism"):
+        gate.planned(by_mmd, Context(config, GRID, "mmd", "A", "0-1", "1", "", functools.partial(str), pure))
+
+
+def test_a_chains_last_ledger_holds_its_releases_and_is_checked_against_the_runs_budget(tmp_path):
+    """The embedding's row, then the two error queries' rows extending its ledger (as ExPriL by MMD's
+    jobs write them): the last ledger composes to (eps, delta) = (1, 1e-5), within a run of (1, 1e-5)
+    and refused at eps 0.9."""
+    embedding = mechanisms.MeanEmbedding(1.0, 1e-5, 300, 2)
+    errors = mechanisms.get("counts")(1.0, 1e-5, 2, 2, True)
+    book = ledger.record(tmp_path / "e.ledger.csv", None, "A", [0, 1], "embedding", "chain_embedding", embedding)
+    gate.recorded(Chain(), tmp_path / "e.ledger.csv", [0, 1], 1.0, 1e-5)
+    book = ledger.record(tmp_path / "t0.ledger.csv", book, "A", [0, 1], "t0", "chain_errors", errors)
+    ledger.record(tmp_path / "t1.ledger.csv", book, "A", [0, 1], "t1", "chain_errors", errors)
+    last = pd.read_csv(tmp_path / "t1.ledger.csv")
+    assert list(last["query"]) == ["embedding"] * 2 + ["t0"] * 2 + ["t1"] * 2
+    assert last.eps_total.iloc[-1] == pytest.approx(1.0) and last.delta_total.iloc[-1] == 1e-5
+    gate.recorded(Chain(), tmp_path / "t1.ledger.csv", [0, 1], 1.0, 1e-5)
+    with pytest.raises(
+        gate.Refused, match=r"'mmd' .* records \(eps, delta\) = \(1, 1e-05\) for seed 0, above the run's \(0.9"
+    ):
+        gate.recorded(Chain(), tmp_path / "t1.ledger.csv", [0, 1], 0.9, 1e-5)

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from expril.plugins import registry
 from expril.reports import tuning
 from expril.workflow import grids
 from harness import ROOT, TUNING, plan
@@ -203,7 +204,7 @@ def test_the_committed_choice_is_the_selection_from_the_committed_calibration_ta
     committed = yaml.safe_load((TUNING / "choice.yaml").read_text())
     order = {}
     for method in committed:
-        family = grids.family(method)
+        family = registry.family(method)
         order[method] = [grids.suffix(GRID, family, s) or "configured" for s in grids.settings(GRID, family)]
     epsilons = list(next(iter(next(iter(committed.values())).values())))
     assert tuning.select(table, order, epsilons) == committed
@@ -227,9 +228,10 @@ def test_a_t_setting_changes_only_its_own_paths(tmp_path):
     assert before <= after and added
     assert all("~budget=T1/" in f or "~budget=T1.log" in f for f in added if "/tune/" not in f)
     assert not any(re.search(r"_t2\b|errors_t1", f) for f in added)
-    assert "results/plan/learner/A/10000-10001/eps1~budget=T1/both/model_t1.npz" in added
-    assert "results/plan/oracle/A/10000-10001/eps1~budget=T1/both/errors_t0.ledger.csv" in added
-    assert "results/plan/oracle/A/10000-10001/eps1/both/errors_t1.ledger.csv" in before
+    for tag in ("@approx", "@pure"):  # ExPriL runs in both currencies
+        assert f"results/plan/learner/A/10000-10001/eps1{tag}~budget=T1/both/model_t1.npz" in added
+        assert f"results/plan/oracle/A/10000-10001/eps1{tag}~budget=T1/both/errors_t0.ledger.csv" in added
+        assert f"results/plan/oracle/A/10000-10001/eps1{tag}/both/errors_t1.ledger.csv" in before
 
 
 @pytest.mark.slow
@@ -247,8 +249,11 @@ def test_a_tuned_t1_run_is_read_at_its_own_last_iteration(tmp_path):
     jobs = plan(
         "compare", *SMOKE, "--config", "results=results/plan", f'comparison={{"choice": "{tmp_path}/choice.yaml"}}'
     )
-    compare = next(j for j in jobs if j["rule"] == "compare_methods")
-    run = "results/plan/oracle/A/0-1/eps1"
+    # the headline currency's table (the choice file, without {currency}, serves both currencies)
+    compare = next(
+        j for j in jobs if j["rule"] == "compare_methods" and "approx/comparison.csv" in " ".join(j["output"])
+    )
+    run = "results/plan/oracle/A/0-1/eps1@approx"
     assert f"{run}~snr=16~budget=T1/both/errors_t0.ledger.csv" in compare["input"]
     assert f"{run}/both/errors_t1.ledger.csv" in compare["input"]
-    assert "results/plan/eval/A/0-1/eps1~snr=16~budget=T1/accuracy.csv" in compare["input"]
+    assert "results/plan/eval/A/0-1/eps1@approx~snr=16~budget=T1/accuracy.csv" in compare["input"]

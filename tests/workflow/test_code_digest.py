@@ -74,6 +74,7 @@ def test_an_edit_changes_the_digest_of_exactly_the_scripts_that_run_it(project):
         "llp",
         "aim",
         "dpmerf",
+        "mmd",
         "calibrate_reference",
     }
     # h* is scored by _accuracy, the compared methods by _scores (accuracy and predicted-positive share)
@@ -110,6 +111,15 @@ def test_a_plugin_methods_digest_is_its_own(project):
     edit to one method reruns none of the others' jobs, and a new method changes no digest."""
     assert changed_by(project, "plugins/llp.py", "ctx.features, 1,", "ctx.features, 2,") == {"llp"}
     assert changed_by(project, "plugins/dpmerf.py", "4 * ctx.features", "8 * ctx.features") == {"dpmerf"}
+    # ExPriL by MMD runs ExPriL's step functions in its own jobs: an edit to its module reruns
+    # none of ExPriL's jobs, and an edit to ExPriL's step reruns both
+    assert changed_by(project, "plugins/mmd.py", 'if a != "model"', 'if a not in ("model",)') == {"mmd"}
+    assert changed_by(
+        project, "steps/learner.py", "labels.threshold(relaxed[b]).mean()", "labels.threshold(relaxed[b]).sum()"
+    ) == {
+        "estimate_labels",
+        "mmd",
+    }
     before = digests(project)
     shutil.copy(ROOT / "tests/plugins/nbayes.py", project / "expril/plugins/nbayes.py")
     after = digests(project)
@@ -145,6 +155,7 @@ def test_what_an_imported_module_runs_counts_though_the_script_uses_none_of_its_
         "llp",
         "aim",
         "dpmerf",
+        "mmd",
         "calibrate_reference",
     }
 
@@ -209,5 +220,5 @@ def test_every_script_rule_declares_the_digest_of_its_own_script():
     scripts = {name: re.search(r'script:\s+"\.\./workflow_scripts/(\w+)\.py"', body) for name, body in rules}
     declared = {name: re.search(r'code=package_code\("(\w+)"\)', body) for name, body in rules}
     checked = {name for name, script in scripts.items() if script}
-    assert len(checked) == 21
+    assert len(checked) == 20
     assert all(declared[name] and declared[name].group(1) == scripts[name].group(1) for name in checked)

@@ -37,6 +37,7 @@ RELEASES = {
     "aim_release",
     "dpmerf_release",
     "oracle_embedding",
+    "mmd_errors",
 }
 RIVAL_RULES = {
     "llp_bins",
@@ -52,8 +53,21 @@ RIVAL_RULES = {
     "train_dpmerf",
     "feature_maps",
     "oracle_embedding",
+    "mmd_reweight",
+    "mmd_errors",
+    "mmd_labels",
+    "mmd_train",
 }
-PLUGIN_LEARNERS = {"llp_bins", "train_llp", "train_aim", "dpmerf_samples", "train_dpmerf"}
+PLUGIN_LEARNERS = {
+    "llp_bins",
+    "train_llp",
+    "train_aim",
+    "dpmerf_samples",
+    "train_dpmerf",
+    "mmd_reweight",
+    "mmd_labels",
+    "mmd_train",
+}
 # Without a choice file the comparison runs as configured only.
 UNTUNED = ["--config", 'comparison={"choice": "no/choice.yaml"}']
 # The configured currencies (config.yaml, comparison: currencies): the headline, where every method
@@ -70,10 +84,13 @@ def test_the_extended_study_plans_every_method_dataset_and_eps():
     # ExPriL, LLP and AIM in both currencies (LLP's bins, public, redrawn in each), the others in one.
     assert n["llp_bins"] == n["oracle_proportions"] == n["train_llp"] == n["aim_release"] == n["train_aim"] == 2 * cells
     assert n["train_dpsgd"] == n["dpmerf_release"] == n["dpmerf_samples"] == n["train_dpmerf"] == cells
-    assert n["feature_maps"] == 7 and n["oracle_embedding"] == mmd and n["oracle_marginals"] == 2 * cells
-    assert n["make_bins"] == cells  # public: shared by the currencies
-    assert n["evaluate_rival"] == 6 * cells and n["evaluate_hypotheses"] == 2 * cells + mmd
-    assert n["train_hypothesis"] == 3 * (2 * cells + mmd) and n["compare_methods"] == 2 and "aggregate_results" not in n
+    assert n["feature_maps"] == 7 and n["oracle_embedding"] == n["mmd_reweight"] == mmd
+    assert n["oracle_marginals"] == 2 * cells and n["make_bins"] == cells  # public: shared by the currencies
+    # ExPriL by MMD's chain (a plug-in with several releases, at (eps, 1e-5) only): T = 2 error
+    # queries and h_1 shared by C and I, h_2 each's; its two reported models scored as the rivals' are
+    assert n["mmd_errors"] == 2 * mmd and n["mmd_labels"] == n["mmd_train"] == 3 * mmd
+    assert n["evaluate_rival"] == 6 * cells + 2 * mmd and n["evaluate_hypotheses"] == 2 * cells
+    assert n["train_hypothesis"] == 3 * 2 * cells and n["compare_methods"] == 2 and "aggregate_results" not in n
 
 
 @pytest.mark.slow
@@ -89,10 +106,8 @@ def test_the_tuned_study_runs_every_chosen_setting():
         for dataset, chosen in datasets.items():
             for eps, setting in chosen.items():
                 for tag in ["@approx"] + (["@pure"] if method in pure else []):
-                    if method in ("C", "I", "C-mmd", "I-mmd"):
-                        weighting = "-mmd" if method.endswith("mmd") else ""
-                        run = f"eps{eps}{tag}{weighting}{setting}"
-                        assert f"results/extended/eval/{dataset}/0-19/{run}/accuracy.csv" in outputs
+                    if method in ("C", "I"):
+                        assert f"results/extended/eval/{dataset}/0-19/eps{eps}{tag}{setting}/accuracy.csv" in outputs
                     else:
                         assert f"results/extended/eval/{dataset}/0-19/eps{eps}{tag}/{method}{setting}.csv" in outputs
 
@@ -112,8 +127,8 @@ def test_the_comparison_passes_the_taint_audit_with_its_releases(monkeypatch):
     assert [str(v) for v in taint.audit(p.jobs, p.curator)] == [] and taint.unreleased(p.jobs) == []
     assert {job.rule for job in p.jobs if job.release} == RELEASES
     tainted = taint.taint(p.jobs, p.curator)
-    # The learner's LLP, AIM and DP-MERF rules read the source and the releases only; DP-SGD's model
-    # is a release.
+    # The learner's LLP, AIM, DP-MERF and ExPriL by MMD rules read the source and the releases only;
+    # DP-SGD's model is a release.
     assert not {job.rule for job in p.jobs if set(job.input) & set(tainted)} & (PLUGIN_LEARNERS | {"feature_maps"})
     assert {job.rule for job in p.jobs if set(job.output) & set(tainted)} >= {"evaluate_rival", "compare_methods"}
 
@@ -125,15 +140,15 @@ def test_the_comparison_passes_the_taint_audit_with_its_releases(monkeypatch):
 COMPARE_MISWIRINGS = {
     "the learner's source is the curator's split": (
         ('"source": rules.generate_data.output.source,', '"source": rules.split_target.output.val,'),
-        {"llp_bins", "train_llp", "train_aim"},
+        {"llp_bins", "train_llp", "train_aim", "mmd_reweight", "mmd_labels", "mmd_train"},
         ("train_aim", "target_val.npz", (), "target_val.npz"),
         set(),
     ),
     "the releases lose their ledger": (
-        ('{"ledger": base.ledger_of(out)}', '{"book": base.ledger_of(out)}'),
-        {"train_llp", "train_aim", "dpmerf_samples", "train_dpmerf"},
+        ('{"ledger": base.ledger_of(', '{"book": base.ledger_of('),
+        {"train_llp", "train_aim", "dpmerf_samples", "train_dpmerf", "mmd_reweight", "mmd_labels", "mmd_train"},
         ("train_dpmerf", "target_val.npz", ("dpmerf_release", "dpmerf_samples"), "samples.npz"),
-        {"oracle_proportions", "train_dpsgd", "aim_release", "dpmerf_release"},
+        {"oracle_proportions", "train_dpsgd", "aim_release", "dpmerf_release", "oracle_embedding", "mmd_errors"},
     ),
 }
 
@@ -303,9 +318,11 @@ def test_a_csv_data_set_enters_the_comparison_from_its_config_entry(monkeypatch)
     config = ["--config", "datasets=[BC]", 'comparison={"choice": "no/choice.yaml"}']
     jobs = plan("compare", *SMOKE, *config)
     n = counts(jobs)
-    assert n["generate_data"] == 1 and n["oracle_embedding"] == 2 and n["evaluate_rival"] == 6 * 2
-    # per eps: LLP and AIM in both currencies, DP-SGD and DP-MERF at (eps, 1e-5) only
+    # per eps: LLP and AIM in both currencies, DP-SGD, DP-MERF and ExPriL by MMD's two models at
+    # (eps, 1e-5) only; by MMD, T = 2 error queries per eps
+    assert n["generate_data"] == 1 and n["oracle_embedding"] == 2 and n["evaluate_rival"] == (6 + 2) * 2
     assert n["oracle_proportions"] == n["aim_release"] == 4 and n["train_dpsgd"] == n["dpmerf_release"] == 2
+    assert n["mmd_errors"] == 2 * 2
     assert any("data/breast_cancer/breast_cancer.csv" in job["input"] for job in jobs)
     p = taint.plan(["compare", *SMOKE, *config])
     assert taint.audit(p.jobs, p.curator) == [] and taint.unreleased(p.jobs) == []

@@ -14,7 +14,8 @@ from expril.workflow.currency import check_ledgers, currencies
 from harness import ROOT
 
 CONFIG = yaml.safe_load((ROOT / "config.yaml").read_text())
-PLUGINS = list(registry.methods())
+# The compared methods the plug-ins report, each its plug-in method (registry.reported()).
+PLUGINS = registry.reported()
 
 
 def _config(name="approx", **changes):
@@ -50,7 +51,7 @@ def test_the_configured_currencies_name_every_compared_method_once_in_the_headli
     [
         (
             {"mechanisms": {"C": "gaussian-counts", "svm": "counts"}},
-            r"approx: mechanisms: svm: 'svm' is neither ExPriL's \(C, I, C-mmd, I-mmd\) nor a plug-in",
+            r"approx: mechanisms: svm: 'svm' is neither ExPriL's \(C, I\) nor reported by a plug-in method \(.*C-mmd",
         ),
         ({"mechanisms": {"llp": "gauss"}}, r"approx: mechanisms: llp: unknown mechanism 'gauss'"),
         (
@@ -76,10 +77,17 @@ def test_a_miswritten_currency_is_refused_by_key(changes, message):
 
 def test_expril_by_mmd_is_refused_in_pure_dp_for_its_gaussian_embedding():
     config = _config("pure", mechanisms={"C": "counts", "C-mmd": "counts"})
-    with pytest.raises(ValueError, match=r"pure: mechanisms: C-mmd: 'counts' \(with its Gaussian embedding"):
+    with pytest.raises(ValueError, match=r"pure: mechanisms: C-mmd: 'counts' \(with rff-embedding\) adds Gaussian"):
         currencies(config, PLUGINS)
     config["epsilons"] = ["inf"]  # no noise, no delta
     assert "C-mmd" in currencies(config, PLUGINS)["pure"].mechanisms
+
+
+def test_the_models_of_one_plug_in_run_share_its_mechanism():
+    """C-mmd and I-mmd are two models of ExPriL by MMD's one chain of queries: one mechanism."""
+    config = _config(mechanisms={**CONFIG["comparison"]["currencies"]["approx"]["mechanisms"], "I-mmd": "dp-merf"})
+    with pytest.raises(ValueError, match=r"approx: mechanisms: C-mmd, I-mmd are the models of one run of plug-in"):
+        currencies(config, PLUGINS)
 
 
 def _book(tmp_path, plans, seeds=(0, 1)):
