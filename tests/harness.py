@@ -9,6 +9,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
 TUNING = ROOT / "data" / "tuning"  # the published choice (`snakemake tune`, then `publish_tuning`)
+# A plug-in job's configuration for the gate's and the knobs' unit tests: one small dataset.
+PLUGIN_CONFIG = {
+    "results": "res",
+    "delta": 1e-5,
+    "benchmarks": {"A": {"generator": "clusters", "dim": 2, "n_target": 600, "importance_sampling": False}},
+    "val_fraction": 0.5,
+    "bins": {"snr": 4, "noiseless": "sqrt"},
+}
 # The file keys of config.yaml's CTG entries, for report tests that count its features: the
 # path from the repository root, so that they do not depend on the folder pytest runs in.
 CTG_FILE = {"generator": "csv", "csv": str(ROOT / "data/cardiotocography/CTG.csv"), "label": "NSP", "drop": ["CLASS"]}

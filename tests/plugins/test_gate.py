@@ -12,16 +12,10 @@ from expril.plugins.base import Method, Step
 from expril.plugins.context import Context
 from expril.privacy import ledger, mechanisms
 from expril.workflow import currency, grids
+from harness import PLUGIN_CONFIG as CONFIG
 from harness import ROOT
 
 GRID = grids.load(ROOT / "config/tuning.yaml")
-CONFIG = {
-    "results": "res",
-    "delta": 1e-5,
-    "benchmarks": {"A": {"generator": "clusters", "dim": 2, "n_target": 600, "importance_sampling": False}},
-    "val_fraction": 0.5,
-    "bins": {"snr": 4, "noiseless": "sqrt"},
-}
 CURRENCIES = {
     "approx": {"delta": 1e-5, "relation": mechanisms.RECORD, "mechanisms": {"llp": "gaussian-counts"}},
     "pure": {"delta": 0, "relation": mechanisms.RECORD, "mechanisms": {"llp": "counts"}},

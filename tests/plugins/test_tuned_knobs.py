@@ -14,16 +14,10 @@ from expril.privacy import mechanisms
 from expril.rivals import aim
 from expril.workflow import grids
 from expril.workflow.currency import Currency
+from harness import PLUGIN_CONFIG as CONFIG
 from harness import ROOT
 
 GRID = grids.load(ROOT / "config/tuning.yaml")
-CONFIG = {
-    "results": "res",
-    "delta": 1e-5,
-    "benchmarks": {"A": {"generator": "clusters", "dim": 2, "n_target": 600, "importance_sampling": False}},
-    "val_fraction": 0.5,
-    "bins": {"snr": 4, "noiseless": "sqrt"},
-}
 PURE = Currency("pure", 0.0, mechanisms.RECORD, {"llp": "counts", "aim": "aim"})
 
 
