@@ -163,6 +163,9 @@ def _approx_dp(measurement, delta):
     return dp.c.make_fix_delta(dp.c.make_zCDP_to_approxDP(measurement), delta)
 
 
+# Cached: the workflow plans every job's privacy when it builds its DAG, a search of OpenDP's for
+# each, with a handful of distinct arguments.
+@functools.cache
 def gaussian_noise_std(eps, delta, sensitivity):
     """Std of the Gaussian noise that makes a release of L2 `sensitivity` (eps, delta)-DP, from
     OpenDP's accountant: the Gaussian mechanism's zero-concentrated DP, converted to (eps, delta)

@@ -223,10 +223,8 @@ class GaussianCounts(ZCDP, Counts):
 
     def _std(self, query):
         """`query`'s noise std: rho_share as configured, its split's share of the run's rho with one."""
-        if self.split is None:
-            return calibration.zcdp_std(self.rho_share, self.sensitivity)
-        rho = calibration.zcdp_budget(self.eps, self.delta) * self.share(query)
-        return calibration.zcdp_std(rho * (1 - self.ROUNDING), self.sensitivity)
+        share = None if self.split is None else self.share(query)
+        return calibration.zcdp_std(self.rho_portion(share), self.sensitivity)
 
     @cached_property
     def scale(self):

@@ -24,11 +24,16 @@ class ZCDP:
     # float arithmetic (OpenDP's maps round up) never lifts Q queries above the run's eps.
     ROUNDING = 1e-12
 
+    def rho_portion(self, share=None):
+        """`share` of the run's rho (by default an equal share, zcdp_budget(eps, delta) /
+        planned_queries), a relative ROUNDING below; inf at eps = inf (no noise)."""
+        budget = calibration.zcdp_budget(self.eps, self.delta)
+        return (budget / self.planned_queries if share is None else budget * share) * (1 - self.ROUNDING)
+
     @cached_property
     def rho_share(self):
-        """One query's share of the run's rho: zcdp_budget(eps, delta) / planned_queries, a relative
-        ROUNDING below; inf at eps = inf (no noise)."""
-        return calibration.zcdp_budget(self.eps, self.delta) / self.planned_queries * (1 - self.ROUNDING)
+        """One query's equal share of the run's rho."""
+        return self.rho_portion()
 
     def query_rho(self, query=None):
         """`query`'s rho: `rho` for every query, unless the subclass sizes its queries apart."""
