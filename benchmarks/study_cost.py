@@ -4,6 +4,7 @@ study, calibration (`snakemake tune`) and reported runs (`snakemake compare`), o
 
     .venv/bin/python -m benchmarks.study_cost [--measured results/extended] [--cores 2]
     .venv/bin/python -m benchmarks.study_cost --cut BEFORE AFTER
+    .venv/bin/python -m benchmarks.study_cost --spent [--measured results/extended]
 
 Measured: the job benchmarks and logs of a results folder (Snakemake's benchmark file gives a job's
 wall time, expril.steps.blocks.timed logs its step's own time): per job, its start-up (wall less
@@ -268,6 +269,36 @@ def projection(before, after, cores=2):
     yield f"\nProjected: {projected:.1f} job-hours, {projected / cores:.1f} h wall on {cores} cores."
 
 
+def currency_of(path):
+    """The privacy currency a job's path names (eps1@approx/), or '' for a job of none."""
+    m = re.search(r"@(\w+)", path)
+    return m[1] if m else ""
+
+
+def spent(results, calibration_from=10000, cores=2):
+    """What a finished study cost, measured: each method's and currency's job-hours in its
+    calibration (blocks from `calibration_from`) and its reported runs, as Markdown lines."""
+    jobs = measured(results)
+    first = jobs["first"].astype(float)  # None: no block, in neither
+    jobs["part"] = ["calibration" if f >= calibration_from else "reported" if f >= 0 else "" for f in first]
+    jobs["currency"] = jobs.path.map(currency_of)
+    hours = jobs.pivot_table(index=["method", "currency"], columns="part", values="wall", aggfunc="sum", fill_value=0)
+    hours = hours.reindex(columns=["calibration", "reported"], fill_value=0) / 3600
+    total = hours.to_numpy().sum()
+    yield (
+        f"Measured: the {len(jobs)} jobs of {results}, {total:.1f} job-hours ({total / cores:.1f} h on {cores} "
+        "cores if they fill them), by method and currency (none: the data and references, and ExPriL's "
+        "bins, which every currency shares).\n"
+    )
+    yield "| method | currency | calibration (h) | reported runs (h) | job-hours |"
+    yield "|---|---|---|---|---|"
+    for (method, currency), row in hours.iterrows():
+        yield f"| {method} | {currency or 'none'} | {row.calibration:.2f} | {row.reported:.2f} | {row.sum():.2f} |"
+    for currency, part in hours.groupby(level="currency"):
+        sums = part.sum()
+        yield f"| all | {currency or 'none'} | {sums.calibration:.2f} | {sums.reported:.2f} | {sums.sum():.2f} |"
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--measured", default="results/extended", help="results folder whose jobs are measured")
@@ -279,8 +310,15 @@ def main():
         help="instead: two results folders of the same sample run by the code before and after a cut; "
         "projects RESULTS.md (j)'s study by each method's measured ratio",
     )
+    parser.add_argument(
+        "--spent", action="store_true", help="instead: the measured job-hours of --measured per method and currency"
+    )
     args = parser.parse_args()
-    for line in projection(*args.cut, args.cores) if args.cut else report(args.measured, args.cores):
+    if args.spent:
+        lines = spent(args.measured, cores=args.cores)
+    else:
+        lines = projection(*args.cut, args.cores) if args.cut else report(args.measured, args.cores)
+    for line in lines:
         print(line)
 
 

@@ -237,3 +237,44 @@ rule publish_comparison:
             [publish("summary/comparison", "report")]
             + [publish(f"summary/comparison/{name}", name) for name in CURRENCIES]
         )
+
+
+# Round 1 of the study (summary/comparison/round1/, before the currencies, equal effort and the
+# statistics that fit the runs) against round 2 as published, cell by cell
+# (expril/reports/rounds.py): `snakemake round_changes --configfile config/extended.yaml`.
+ROUND1 = "summary/comparison/round1/comparison"
+
+
+def published_runs(pure):
+    """The published runs of the headline currency (the first), or of the pure one (delta = 0)."""
+    name = (
+        next((n for n, c in CURRENCIES.items() if c.delta == 0), None)
+        if pure
+        else next(iter(CURRENCIES))
+    )
+    if name is None:
+        raise ValueError(
+            "round_changes: config: comparison: currencies has no currency with delta 0"
+        )
+    return f"summary/comparison/{name}/{Path(rules.compare_methods.output.runs).name}"
+
+
+rule round_changes:
+    input:
+        round1=multiext(ROUND1, ".csv", "_tests.csv", "_runs.csv"),
+        headline=lambda wc: published_runs(pure=False),
+        pure=lambda wc: published_runs(pure=True),
+    output:
+        csv="summary/comparison/round_changes.csv",
+        md="summary/comparison/round_changes.md",
+    log:
+        f"{R}/logs/round_changes.log",
+    conda:
+        "../envs/expril.yaml"
+    params:
+        code=package_code("round_changes"),
+        designs=DESIGNS,
+        methods=COMPARISON["methods"],
+        datasets=config["datasets"],
+    script:
+        "../workflow_scripts/round_changes.py"

@@ -196,15 +196,15 @@ def paired_test(other, base, design):
     return "Wilcoxon signed-rank", statistics.wilcoxon(other, base)
 
 
-def paired_tests(runs, column, designs, baseline="C"):
-    """Each method against `baseline` at the same dataset and finite eps, in one column, paired by
-    run (`runs`: counted()): the mean difference (method - baseline, points), the test made
-    (paired_test(), by the dataset's design.Design in `designs`), its two-sided p, its Holm adjustment over
-    every test of the column, and the verdict at level 0.05. Not tested: a method whose runs are
-    the baseline's, and a method of BASES where it repeats its base."""
+def paired_tests(runs, column, designs, baseline="C", cells=contested):
+    """Each method against `baseline` at the same dataset and finite eps (`cells`: the rows tested),
+    in one column, paired by run (`runs`: counted()): the mean difference (method - baseline,
+    points), the test made (paired_test(), by the dataset's design.Design in `designs`), its two-sided
+    p, its Holm adjustment over every test of the column, and the verdict at level 0.05. Not tested:
+    a method whose runs are the baseline's, and a method of BASES where it repeats its base."""
     runs = runs[runs.column == column]
     repeats = plain_repeats(runs)
-    runs = contested(runs)
+    runs = cells(runs)
     base = runs[runs.method == baseline].set_index(["dataset", "eps", "seed"]).correct
     rows = []
     for (dataset, method, eps), group in runs[runs.method != baseline].groupby(
@@ -270,11 +270,12 @@ def rankings(table, methods, column):
     return pd.DataFrame(rows), ranks
 
 
-def leaders(table, methods, column, tests):
-    """Per dataset and finite eps, the compared method(s) with the highest mean accuracy, that mean, and
-    its mark from the paired tests (`tests`, of `column`): ▲ a leader significantly above
-    C-ExPriL, ★ C-ExPriL leads and every rival present is significantly below it, else none."""
-    compared = contested(table[table.method.isin(methods) & (table.column == column)])
+def leaders(table, methods, column, tests, cells=contested):
+    """Per dataset and finite eps (`cells`: the rows contested), the compared method(s) with the
+    highest mean accuracy, that mean, and its mark from the paired tests (`tests`, of `column`): ▲ a
+    leader significantly above C-ExPriL, ★ C-ExPriL leads and every rival present is significantly
+    below it, else none."""
+    compared = cells(table[table.method.isin(methods) & (table.column == column)])
     best = compared[compared["mean"] == compared.groupby(["dataset", "eps"])["mean"].transform("max")]
     top = best.groupby(["dataset", "eps"], sort=False).agg(
         leading=("method", list),
