@@ -242,23 +242,6 @@ rule publish_comparison:
 # Round 1 of the study (summary/comparison/round1/, before the currencies, equal effort and the
 # statistics that fit the runs) against round 2 as published, cell by cell
 # (expril/reports/rounds.py): `snakemake round_changes --configfile config/extended.yaml`.
-ROUND1 = "summary/comparison/round1/comparison"
-
-
-def published_runs(pure):
-    """The published runs of the headline currency (the first), or of the pure one (delta = 0)."""
-    name = (
-        next((n for n, c in CURRENCIES.items() if c.delta == 0), None)
-        if pure
-        else next(iter(CURRENCIES))
-    )
-    if name is None:
-        raise ValueError(
-            "round_changes: config: comparison: currencies has no currency with delta 0"
-        )
-    return f"summary/comparison/{name}/{Path(rules.compare_methods.output.runs).name}"
-
-
 rule round_changes:
     input:
         round1=multiext(ROUND1, ".csv", "_tests.csv", "_runs.csv"),

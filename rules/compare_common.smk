@@ -276,3 +276,21 @@ def grid_order(currency):
         ]
         for m in CURRENCIES[currency].methods(COMPARISON["methods"])
     }
+
+
+# Round 1 of the comparison as published, which rule round_changes sets beside round 2.
+ROUND1 = "summary/comparison/round1/comparison"
+
+
+def published_runs(pure):
+    """The published runs of the headline currency (the first), or of the pure one (delta = 0)."""
+    name = (
+        next((n for n, c in CURRENCIES.items() if c.delta == 0), None)
+        if pure
+        else next(iter(CURRENCIES))
+    )
+    if name is None:
+        raise ValueError(
+            "round_changes: config: comparison: currencies has no currency with delta 0"
+        )
+    return f"summary/comparison/{name}/{Path(rules.compare_methods.output.runs).name}"
