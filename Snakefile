@@ -3,9 +3,12 @@
 # docs/comparison.md). See README.md.
 from snakemake.utils import min_version
 
+from expril.workflow import scheduler
 from expril.workflow.config import readable_yaml
 
 min_version("9.0")
+# One scheduler wake-up timer at a time, not one per finished job (expril/workflow/scheduler.py).
+scheduler.single_wake_timer()
 
 
 configfile: readable_yaml("config.yaml")
