@@ -41,6 +41,7 @@ ROLES = {
     "evaluate_rival": "evaluator",
     "compare_methods": "evaluator",
     "comparison_report": "evaluator",
+    "round_changes": "evaluator",
     "check_published": "evaluator",
     "compare": "evaluator",
     # Tuning scores every setting on calibration draws of the target, as evaluate_* does on the

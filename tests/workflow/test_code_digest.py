@@ -14,6 +14,7 @@ from harness import ROOT, replace_once
 REPORTS = {
     "aggregate_results",
     "compare_methods",
+    "round_changes",
     "check_published",
     "select_readings",
     "report_ambiguity",
@@ -93,6 +94,7 @@ def test_an_edit_changes_the_digest_of_exactly_the_scripts_that_run_it(project):
     assert changed_by(project, "settings.py", "str(int(eps))", "str(round(eps))") == {
         "aggregate_results",
         "compare_methods",
+        "round_changes",
         "report_ambiguity",
         "select_settings",
     }
@@ -220,5 +222,5 @@ def test_every_script_rule_declares_the_digest_of_its_own_script():
     scripts = {name: re.search(r'script:\s+"\.\./workflow_scripts/(\w+)\.py"', body) for name, body in rules}
     declared = {name: re.search(r'code=package_code\("(\w+)"\)', body) for name, body in rules}
     checked = {name for name, script in scripts.items() if script}
-    assert len(checked) == 20
+    assert len(checked) == 21
     assert all(declared[name] and declared[name].group(1) == scripts[name].group(1) for name in checked)
