@@ -55,6 +55,8 @@ def _import(threads):
         mst_internals._make_mst_select = _select_within_budget(mst_internals._make_mst_select)
     if not hasattr(table_internals.binary_search_param, "unbounded"):
         table_internals.binary_search_param = _search_from_floor(table_internals.binary_search_param)
+    if not hasattr(aim_internals.binary_search_chain, "boundaries"):
+        aim_internals.binary_search_chain = _remembering_boundaries(dp.binary_search_param)
     return dp, pl, mbi
 
 
@@ -103,6 +105,45 @@ def _search_from_floor(search):
 
     from_floor.unbounded = search
     return from_floor
+
+
+def _passes(make_chain, d_in, d_out, value):
+    """Whether the chain at `value` is (d_in, d_out)-close; a value it cannot be built at fails."""
+    try:
+        return make_chain(value).check(d_in, d_out)
+    except Exception:  # OpenDP refuses the value (a scale of 0, say)
+        return False
+
+
+def _remembering_boundaries(search):
+    """OpenDP 0.16.0's AIM searches the noise scale of its selection and of its measurement in
+    every round, about 60 measurements built each: about a quarter of a release on D at eps 10
+    (14 s; docs/performance.md). The same (d_in, d_out) recurs, in every round until AIM anneals
+    and in every release of a block. A float search returns the boundary, the smallest passing
+    float, whose float just below fails (a monotone predicate has one). A value found before for
+    the same (d_in, d_out) is taken when it is still this chain's boundary: it passes and the
+    float below fails, two measurements built; otherwise the search runs. The value is then the
+    one the search would have returned, so the release and OpenDP's account of it are unchanged.
+    Returns binary_search_chain's chain (`search`: binary_search_param)."""
+    found = {}
+
+    def chain(make_chain, d_in, d_out, bounds=(None, None), T=None):
+        key = (repr(d_in), repr(d_out), repr(bounds), T)
+        value = found.get(key)
+        if not (
+            T is float
+            and value is not None
+            and _passes(make_chain, d_in, d_out, value)
+            and not _passes(make_chain, d_in, d_out, math.nextafter(value, -math.inf))
+        ):
+            value = search(make_chain, d_in, d_out, bounds, T)
+            if len(found) >= 1024:
+                found.clear()
+            found[key] = value
+        return make_chain(value)
+
+    chain.boundaries = found
+    return chain
 
 
 # The share of MST's selection budget left unspent: far above floating-point rounding (1e-15).

@@ -382,6 +382,40 @@ def test_the_one_way_scale_search_from_a_floor_finds_the_librarys_scale():
             assert len(built) < 100 < unbounded and min(built) >= aim.SEARCH_FLOOR
 
 
+def test_a_scale_found_before_is_taken_where_it_is_still_the_boundary():
+    # Laplace on a sensitivity-1 value: the smallest scale that passes eps is 1 / eps, the float just
+    # below it fails. A second search of the same (d_in, d_out) builds the remembered scale and the
+    # float below it, then the chain. The Gaussian under the same numbers (d_out read as rho,
+    # boundary 1 / sqrt(2 rho)) is searched anew. Every answer is the library's.
+    import opendp.prelude as dp
+
+    dp.enable_features("contrib")
+    built = []
+
+    def noise(make):
+        def chain(scale):
+            if scale <= 0:
+                raise ValueError("scale must be positive")
+            built.append(scale)
+            return make(dp.atom_domain(T=float, nan=False), dp.absolute_distance(T=float), scale)
+
+        return chain
+
+    laplace, gaussian = noise(dp.m.make_laplace), noise(dp.m.make_gaussian)
+    remembering = aim._remembering_boundaries(aim._search_from_floor(dp.binary_search_param))
+    for eps in (0.25, 8.0):  # at eps 2 both boundaries are 0.5, and the remembered one serves
+        library = dp.binary_search_param(laplace, 1.0, eps, bounds=(1e-6, None), T=float)
+        built.clear()
+        remembering(laplace, 1.0, eps, T=float)
+        assert len(built) > 30 and built[-1] == library == pytest.approx(1 / eps)
+        built.clear()
+        remembering(laplace, 1.0, eps, T=float)
+        assert built == [library, math.nextafter(library, 0), library]
+        built.clear()
+        remembering(gaussian, 1.0, eps, T=float)
+        assert len(built) > 30 and built[-1] == pytest.approx(1 / math.sqrt(2 * eps))
+
+
 @pytest.mark.slow
 def test_mst_releases_a_spanning_tree_on_many_columns_at_small_eps():
     # 25 features and the label at eps = 0.1: without the margin OpenDP's MST refuses its own
