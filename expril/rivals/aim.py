@@ -117,8 +117,8 @@ def _passes(make_chain, d_in, d_out, value):
 
 def _remembering_boundaries(search):
     """OpenDP 0.16.0's AIM searches the noise scale of its selection and of its measurement in
-    every round, about 60 measurements built each: about a quarter of a release on D at eps 10
-    (14 s; docs/performance.md). The same (d_in, d_out) recurs, in every round until AIM anneals
+    every round, about 60 measurements built each: about a fifth of a release's CPU time on D at
+    eps 10 (RESULTS.md (p)). The same (d_in, d_out) recurs, in every round until AIM anneals
     and in every release of a block. A float search returns the boundary, the smallest passing
     float, whose float just below fails (a monotone predicate has one). A value found before for
     the same (d_in, d_out) is taken when it is still this chain's boundary: it passes and the
