@@ -326,7 +326,7 @@ def tuning_effect(table, methods):
     return effect.reset_index().sort_values(["method", "eps"], key=lambda c: c.map(order) if c.name == "method" else c)
 
 
-def _eps_text(eps):
+def eps_text(eps):
     return "∞" if math.isinf(eps) else settings.format_eps(eps)
 
 
@@ -351,7 +351,7 @@ def _grid(table, tests, methods, datasets, column, caption):
     for dataset in datasets:
         for eps in sorted({e for d, e, _ in cells if d == dataset}):
             lines.append(
-                f"| {dataset} | {_eps_text(eps)} | "
+                f"| {dataset} | {eps_text(eps)} | "
                 + " | ".join(_cell(cells.get((dataset, eps, m)), marks) for m in methods)
                 + " |"
             )
@@ -440,7 +440,7 @@ def markdown(table, tests, ranking, methods, datasets, primary, repeats=frozense
         for dataset in shown:
             for eps in sorted({e for d, e, _ in settings_of if d == dataset}):
                 lines.append(
-                    f"| {dataset} | {_eps_text(eps)} | "
+                    f"| {dataset} | {eps_text(eps)} | "
                     + " | ".join(f"`{settings_of.get((dataset, eps, m), 'n/a')}`" for m in methods)
                     + " |"
                 )
@@ -467,7 +467,7 @@ def markdown(table, tests, ranking, methods, datasets, primary, repeats=frozense
     for (method, column, eps), group in private.groupby(["method", "column", "eps"], sort=False):
         lines.append(
             f"| {NAMES[method]} | {column} | {_joined(group.mechanisms.str.split('; ').sum())} | "
-            f"{_joined(group.neighbours)} | {_eps_text(eps)} | {group.eps_spent.max():.4g} | "
+            f"{_joined(group.neighbours)} | {eps_text(eps)} | {group.eps_spent.max():.4g} | "
             f"{group.delta.max():.3g} |"
         )
     if len(ranking):
@@ -483,7 +483,7 @@ def markdown(table, tests, ranking, methods, datasets, primary, repeats=frozense
         ]
         for _, r in ranking.iterrows():
             lines.append(
-                f"| {_eps_text(r.eps)} | {int(r.datasets)} | "
+                f"| {eps_text(r.eps)} | {int(r.datasets)} | "
                 + " | ".join(f"{r[f'rank_{m}']:.2f}" for m in ranked)
                 + f" | {r.F:.2f} | {r.p_F:.2g} | {r.cd:.2f} |"
             )
@@ -498,7 +498,7 @@ def markdown(table, tests, ranking, methods, datasets, primary, repeats=frozense
     ]
     for t in tests.itertuples():
         lines.append(
-            f"| {t.dataset} | {_eps_text(t.eps)} | {NAMES[t.method]} | {t.n_pairs} | {t.difference:+.1f} | "
+            f"| {t.dataset} | {eps_text(t.eps)} | {NAMES[t.method]} | {t.n_pairs} | {t.difference:+.1f} | "
             f"{t.test} | {t.p_value:.2g} | {t.p_holm:.2g} | {t.verdict} |"
         )
     return "\n".join(lines) + "\n"
@@ -511,7 +511,7 @@ def leaders_table(top, datasets, column, methods):
     lines = [
         f"Highest mean per dataset and ε ({column}; ties listed):",
         "",
-        "| Dataset | " + " | ".join(_eps_text(e) for e in eps_values) + " |",
+        "| Dataset | " + " | ".join(eps_text(e) for e in eps_values) + " |",
         "|---|" + "---|" * len(eps_values),
     ]
     for dataset in datasets:
@@ -545,7 +545,7 @@ def effect_table(effect):
         "datasets it raised (ExPriL by MMD: of those with an IS step), and the collapsed cells (as "
         "configured → tuned, all ε):",
         "",
-        "| method | " + " | ".join(f"ε {_eps_text(e)}" for e in eps_values) + " | collapsed |",
+        "| method | " + " | ".join(f"ε {eps_text(e)}" for e in eps_values) + " | collapsed |",
         "|---|" + "---|" * (len(eps_values) + 1),
     ]
     for method, rows in effect.groupby("method", sort=False):
@@ -609,7 +609,7 @@ def figure(runs, table, methods, datasets, column, path_pdf, path_png, repeats=f
             reference = runs[(runs.dataset == dataset) & (runs.method == method)].accuracy
             ax.axhline(100 * reference.mean(), color="black", linestyle=style, linewidth=0.9, label=NAMES[method])
         ax.set_xscale("log")
-        ax.set_xticks(list(position.values()), [_eps_text(e) for e in position])
+        ax.set_xticks(list(position.values()), [eps_text(e) for e in position])
         ax.minorticks_off()
         ax.set(title=f"Dataset {dataset}", xlabel="ε (per run)", ylabel="test accuracy (%)")
         legend.update(zip(*reversed(ax.get_legend_handles_labels())))
@@ -631,7 +631,7 @@ def cd_figure(ranking, ranks, path_pdf, path_png):
     for ax, r in zip(axes.flat, panels):
         named = ranks[r.eps].rename(index=NAMES)
         statistics.cd_diagram(
-            ax, named, r.cd, f"ε = {_eps_text(r.eps)}: Friedman p = {r.p_F:.2g}, {r.datasets} datasets"
+            ax, named, r.cd, f"ε = {eps_text(r.eps)}: Friedman p = {r.p_F:.2g}, {r.datasets} datasets"
         )
     # The method names sit beside the axes, outside them; the margins are in inches (0.9 above the
     # first axis, for its title and ticks), whatever the number of panels.

@@ -90,8 +90,7 @@ def mixed(headline, pure):
 def changes(round1, headline, pure, designs, methods):
     """Every cell's verdict at each step (STEPS) and the steps that changed it (`moved_by`), and
     each step's count of significant tests. `round1`: its (comparison.csv, comparison_tests.csv,
-    comparison_runs.csv);
-    `headline`, `pure`: round 2's comparison_runs.csv of each currency."""
+    comparison_runs.csv); `headline`, `pure`: round 2's comparison_runs.csv of each currency."""
     table1, tests1, runs1 = round1
     both = mixed(headline, pure)
     steps = {
@@ -129,7 +128,7 @@ def markdown(frame, significant, datasets):
         "|---|---|---|---|---|",
     ]
     lines += [
-        f"| {r.dataset} | {comparison._eps_text(r.eps)} | {r['round 1']} | {r.currency} | {r.moved_by} |"
+        f"| {r.dataset} | {comparison.eps_text(r.eps)} | {r['round 1']} | {r.currency} | {r.moved_by} |"
         for _, r in moved.iterrows()
     ]
     lines += ["", "| step | cells it moved | significant tests (Holm, 0.05) |", "|---|---|---|"]

@@ -116,7 +116,7 @@ def markdown(table, choice):
         lines += [
             f"**{comparison.NAMES[method]}**",
             "",
-            "| Dataset | " + " | ".join(comparison._eps_text(e) for e in eps_values) + " |",
+            "| Dataset | " + " | ".join(comparison.eps_text(e) for e in eps_values) + " |",
             "|---|" + "---|" * len(eps_values),
         ]
         for dataset, chosen in datasets.items():
@@ -132,7 +132,7 @@ def markdown(table, choice):
                     continue
                 cell = means.loc[(method, dataset, eps)]
                 lines.append(
-                    f"| {dataset} | {comparison._eps_text(eps)} | `{cell.idxmax()}` ({cell.max():.1f}) | "
+                    f"| {dataset} | {comparison.eps_text(eps)} | `{cell.idxmax()}` ({cell.max():.1f}) | "
                     f"`{cell.idxmin()}` ({cell.min():.1f}) | {cell.get('configured', math.nan):.1f} |"
                 )
         lines.append("")
