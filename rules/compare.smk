@@ -222,20 +222,16 @@ rule publish_comparison:
         },
         report=rules.comparison_report.output,
     output:
-        "summary/comparison/comparison.md",
-        [
-            f"summary/comparison/{name}/{Path(rules.compare_methods.output[key]).name}"
-            for name in CURRENCIES
-            for key in PUBLISHED_FILES
-        ],
+        f"{SUMMARY}/comparison.md",
+        [summary_file(name, key) for name in CURRENCIES for key in PUBLISHED_FILES],
     log:
         f"{R}/logs/publish_comparison.log",
     conda:
         "../envs/expril.yaml"
     shell:
         " && ".join(
-            [publish("summary/comparison", "report")]
-            + [publish(f"summary/comparison/{name}", name) for name in CURRENCIES]
+            [publish(SUMMARY, "report")]
+            + [publish(f"{SUMMARY}/{name}", name) for name in CURRENCIES]
         )
 
 
@@ -248,8 +244,8 @@ rule round_changes:
         headline=lambda wc: published_runs(pure=False),
         pure=lambda wc: published_runs(pure=True),
     output:
-        csv="summary/comparison/round_changes.csv",
-        md="summary/comparison/round_changes.md",
+        csv=f"{SUMMARY}/round_changes.csv",
+        md=f"{SUMMARY}/round_changes.md",
     log:
         f"{R}/logs/round_changes.log",
     conda:

@@ -278,8 +278,15 @@ def grid_order(currency):
     }
 
 
-# Round 1 of the comparison as published, which rule round_changes sets beside round 2.
-ROUND1 = "summary/comparison/round1/comparison"
+# Where publish_comparison writes the study (committed), and round 1 of it as published, which
+# rule round_changes sets beside round 2.
+SUMMARY = "summary/comparison"
+ROUND1 = f"{SUMMARY}/round1/comparison"
+
+
+def summary_file(currency, key):
+    """The published copy of compare_methods' output `key` in the currency (its name)."""
+    return f"{SUMMARY}/{currency}/{Path(rules.compare_methods.output[key]).name}"
 
 
 def published_runs(pure):
@@ -293,4 +300,4 @@ def published_runs(pure):
         raise ValueError(
             "round_changes: config: comparison: currencies has no currency with delta 0"
         )
-    return f"summary/comparison/{name}/{Path(rules.compare_methods.output.runs).name}"
+    return summary_file(name, "runs")

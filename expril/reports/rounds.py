@@ -29,6 +29,7 @@ STEPS = {
     "currency": "1: one (ε, δ) per table",
 }
 REFERENCE = "reference"
+ABSENT = "not run"  # a cell of round 2 that round 1 did not run
 # Round 1 compared accuracies as floats: a run's accuracy as a count out of one test record.
 FLOATS = Design(n_test=1, n_train=1, resampled=False)
 
@@ -100,7 +101,14 @@ def changes(round1, headline, pure, designs, methods):
         "tests": current_verdicts(both, designs, methods),
         "currency": current_verdicts(headline, designs, methods),
     }
-    frame = pd.DataFrame({step: verdict for step, (verdict, _) in steps.items()}).fillna(REFERENCE)
+    # Round 2's cells alone. Round 1 led every cell it ran; a later step leaves eps = inf to the
+    # references.
+    frame = pd.DataFrame({step: verdict for step, (verdict, _) in steps.items()})
+    frame = frame.reindex(pd.MultiIndex.from_frame(headline[["dataset", "eps"]].drop_duplicates()))
+    frame["round 1"] = frame["round 1"].fillna(ABSENT)
+    infinite = np.isinf(frame.index.get_level_values("eps"))
+    frame.loc[infinite] = frame.loc[infinite].fillna(REFERENCE)
+    frame = frame.fillna(ABSENT)
     names = list(STEPS)
     frame["moved_by"] = [
         "; ".join(STEPS[b] for a, b in zip(names, names[1:]) if row[a] != row[b]) for _, row in frame.iterrows()

@@ -98,3 +98,20 @@ def test_a_verdict_moved_by_one_delta_per_table_is_put_down_to_the_currency():
     md = rounds.markdown(frame, significant, ["A", "B"])
     assert "| A | 1 | DP-SGD ▲ | C-ExPriL ★ | 1: one (ε, δ) per table |" in md
     assert "| 1: one (ε, δ) per table | 2 | 2 |" in md
+
+
+def test_only_round_2s_cells_are_set_beside_round_1_and_a_cell_it_did_not_run_says_so():
+    """Round 2 run on A and on a dataset round 1 did not run (BC), at eps 1 and inf: the frame holds
+    those four cells, not round 1's other 38; BC reads as not run in round 1, inf as a reference."""
+    c = [0.70, 0.71, 0.72, 0.74, 0.76, 0.78, 0.79, 0.80]
+    shifts = {"C": 0.0, "dpsgd": 0.05}
+    headline = _runs({(d, m): [a - shift for a in c] for d in ("A", "BC") for m, shift in shifts.items()})
+    headline = pd.concat([headline, headline.assign(eps=math.inf)])
+    designs = dict.fromkeys(["A", "BC"], design.Design(n_test=100, n_train=300, resampled=False))
+    frame, _ = rounds.changes(_round1(), headline, headline[headline.method == "C"], designs, ["C", "dpsgd"])
+    frame = frame.set_index(["dataset", "eps"])
+    assert sorted(frame.index) == [("A", 1.0), ("A", math.inf), ("BC", 1.0), ("BC", math.inf)]
+    assert frame.loc[("BC", 1.0), "round 1"] == frame.loc[("BC", math.inf), "round 1"] == rounds.ABSENT
+    assert frame.loc[("BC", 1.0), "currency"] == "C-ExPriL ★"
+    assert frame.loc[("A", math.inf), "currency"] == frame.loc[("BC", math.inf), "currency"] == rounds.REFERENCE
+    assert frame.loc[("A", math.inf), "round 1"] == "DP-SGD ▲"
