@@ -196,7 +196,10 @@ def report(results="results/extended", cores=2):
     """The cost model as Markdown lines: the measured jobs, each method's cost per run and eps,
     the projected calibration and reported runs, and the check of the model against the reported
     runs' measured jobs."""
-    jobs, choice = measured(results), planned_config(ROOT)["comparison"]["choice"]
+    jobs, comparison = measured(results), planned_config(ROOT)["comparison"]
+    choice = comparison["choice"]
+    # The choice file of each currency ({currency} in its path) must be there for the tuned column.
+    tuned = all((ROOT / choice.format(currency=c)).exists() for c in comparison["currencies"])
     yield (
         f"Measured: the {len(jobs)} jobs of {results} ({jobs.wall.sum() / 3600:.2f} job-hours), start-up and step "
         "per run from each job's benchmark and log.\n"
@@ -211,7 +214,7 @@ def report(results="results/extended", cores=2):
             f"{len(plan)} jobs, projected {total:.1f} job-hours, {total / cores:.1f} h wall on {cores} cores, "
             f"start-up {plan.startup.sum() / 3600 / total:.0%} of job time"
             + (f" (not measured, costed 0: {', '.join(missing)})" if missing else "")
-            + (UNTUNED.format(choice) if target == "compare" and not (ROOT / choice).exists() else "")
+            + (UNTUNED.format(choice) if target == "compare" and not tuned else "")
             + ".\n"
         )
         yield "| method | jobs | start-up (h) | step (h) | job-hours |"
