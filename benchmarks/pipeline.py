@@ -443,8 +443,9 @@ def method_costs(jobs, runs, n_eps):
 
 HEADER = (
     "# Benchmarks\n\nWritten by `.venv/bin/python -m benchmarks.pipeline [--parts ...]`; each section says"
-    " on which machine and day it was measured. CUDA (`device: cuda`) is unmeasured: no GPU was"
-    " available to these runs.\n"
+    " on which machine and day it was measured; (n), the block trainer on CUDA, by `python -m"
+    " benchmarks.gpu_training` on a lent GPU machine, and the sections from (o) on by the commands they"
+    " name, kept when the pipeline rewrites the others.\n"
 )
 
 
@@ -452,6 +453,12 @@ def sections(text):
     """The sections of an existing RESULTS.md, keyed by their heading's letters ('a, b, f', 'c', ...)."""
     found = re.split(r"^(?=## \()", text, flags=re.M)[1:]
     return {re.match(r"## \(([^)]*)\)", part).group(1): part.rstrip("\n") for part in found}
+
+
+def document(kept):
+    """RESULTS.md's text: the header and every section, measured now or kept, those written by
+    hand after a measurement of their own ((o), (p), ...) included, in the order of their letters."""
+    return HEADER + "".join(f"\n{kept[k]}\n" for k in sorted(kept))
 
 
 def main():
@@ -514,7 +521,7 @@ def main():
         if key[0] in args.parts:
             kept[key] = "\n".join([f"## ({key}) {title}\n", stamp, *measure()])
             # Written after every part, so a long run that stops early keeps what it measured.
-            save_text(OUT, HEADER + "".join(f"\n{kept[k]}\n" for k in runners if k in kept))
+            save_text(OUT, document(kept))
     print(OUT.read_text())
 
 
