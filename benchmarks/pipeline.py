@@ -15,7 +15,8 @@ does to Table 2 against fixed 100-epoch training on the same runs; (h) the compa
 request, (i) the DP-SGD block trainer against Opacus, (j) the tuned study's cost model, (k) an
 AIM release's cost before and after OpenDP's measurement is shared, (l) and after its noise scale
 is searched from a floor and its estimator compiled once, (m) the study's cost after a cut, from a
-sample run by the code before and after it (`--cut BEFORE AFTER`).
+sample run by the code before and after it (`--cut BEFORE AFTER`), (r) what a finished study in
+results/extended cost, by method and currency (round 2's).
 """
 
 import argparse
@@ -412,6 +413,12 @@ def section_m(cut, cores):
     return list(study_cost.projection(*cut, cores))
 
 
+def section_r(cores):
+    from benchmarks import study_cost
+
+    return list(study_cost.spent("results/extended", cores=cores))
+
+
 def method_costs(jobs, runs, n_eps):
     """Each method's share of the comparison's job times (job_times), per run and eps, as a table."""
     lines = [
@@ -476,8 +483,9 @@ def main():
         help="parts to measure (letters; a also gives b and f), the others are kept from RESULTS.md;"
         " default: the reproduction's and the untuned study's, about two hours on 2 cores. 'g' and the no-op"
         " rerun of 'c' need a finished full reproduction in results/; 'i' (DP-SGD, 15 min), 'j' (the tuned"
-        " study's cost model, from the jobs in results/extended), 'k' (AIM's release, 15 min) and 'l' (AIM's"
-        " release after its cuts, 10 min) are measured on request",
+        " study's cost model, from the jobs in results/extended), 'k' (AIM's release, 15 min), 'l' (AIM's"
+        " release after its cuts, 10 min) and 'r' (a finished study's job-hours, from results/extended) are"
+        " measured on request",
     )
     parser.add_argument(
         "--cut",
@@ -515,6 +523,7 @@ def main():
             section_l,
         ),
         "m": ("The tuned study's cost after a cut, measured on a sample", lambda: section_m(args.cut, cores)),
+        "r": ("Round 2's study, what it cost: each method's and currency's job-hours", lambda: section_r(cores)),
     }
     kept = sections(OUT.read_text()) if OUT.exists() else {}
     for key, (title, measure) in runners.items():
