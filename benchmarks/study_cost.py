@@ -34,6 +34,7 @@ import pandas as pd
 from benchmarks.pipeline import METHOD_RULES, MMD_RULES, ROOT, job_times
 from expril.plugins import registry
 from expril.workflow.config import planned_config
+from expril.workflow.currency import choice_file
 
 MMD = "ExPriL by MMD (C and I)"
 UNTUNED = (
@@ -197,9 +198,8 @@ def report(results="results/extended", cores=2):
     the projected calibration and reported runs, and the check of the model against the reported
     runs' measured jobs."""
     jobs, comparison = measured(results), planned_config(ROOT)["comparison"]
-    choice = comparison["choice"]
-    # The choice file of each currency ({currency} in its path) must be there for the tuned column.
-    tuned = all((ROOT / choice.format(currency=c)).exists() for c in comparison["currencies"])
+    # The tuned column is planned once every currency's choice file is there.
+    tuned = all((ROOT / choice_file(comparison, c)).exists() for c in comparison["currencies"])
     yield (
         f"Measured: the {len(jobs)} jobs of {results} ({jobs.wall.sum() / 3600:.2f} job-hours), start-up and step "
         "per run from each job's benchmark and log.\n"
@@ -214,7 +214,7 @@ def report(results="results/extended", cores=2):
             f"{len(plan)} jobs, projected {total:.1f} job-hours, {total / cores:.1f} h wall on {cores} cores, "
             f"start-up {plan.startup.sum() / 3600 / total:.0%} of job time"
             + (f" (not measured, costed 0: {', '.join(missing)})" if missing else "")
-            + (UNTUNED.format(choice) if target == "compare" and not tuned else "")
+            + (UNTUNED.format(comparison["choice"]) if target == "compare" and not tuned else "")
             + ".\n"
         )
         yield "| method | jobs | start-up (h) | step (h) | job-hours |"

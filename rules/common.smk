@@ -16,7 +16,7 @@ from expril.privacy import mechanisms, noise
 from expril.reports import ambiguity, design, identify, published
 from expril.workflow import code_digest, grids
 from expril.workflow.config import check_mechanism, schema_types
-from expril.workflow.currency import currencies
+from expril.workflow.currency import choice_file, currencies
 
 config.update(schema_types(config, Path(workflow.basedir) / "config.schema.yaml"))
 validate(config, schema="../config.schema.yaml", set_default=True)

@@ -74,17 +74,12 @@ def histories(currency):
     )
 
 
-def choice_file(currency):
-    """The currency's tuned settings (`comparison: choice`, its {currency} the name)."""
-    return COMPARISON["choice"].replace("{currency}", currency)
-
-
 @functools.cache
 def choice(currency):
     """The currency's tuned settings (written by `snakemake tune`, then `publish_tuning`): {method:
     {dataset: {eps: setting}}}; None without the file: the currency runs as configured only.
     """
-    path = choice_file(currency)
+    path = choice_file(COMPARISON, currency)
     return yaml.safe_load(open(path)) if os.path.exists(path) else None
 
 
@@ -173,7 +168,7 @@ def tuned(method, dataset, eps, currency):
     method = base_method(method, dataset)
     if dataset not in choice(currency).get(method, {}):
         raise ValueError(
-            f"{choice_file(currency)} has no setting for {method} on {dataset}: run `snakemake tune` "
+            f"{choice_file(COMPARISON, currency)} has no setting for {method} on {dataset}: run `snakemake tune` "
             "(and `publish_tuning`) with this configuration, or set comparison: columns: [as configured]"
         )
     chosen = choice(currency)[method][dataset]

@@ -43,6 +43,12 @@ class Currency:
         return f"(ε, {delta}), neighbours: {self.relation}"
 
 
+def choice_file(comparison, currency):
+    """The file of a currency's tuned settings: the configuration's `comparison: choice`, its
+    {currency} the currency's name."""
+    return comparison["choice"].replace("{currency}", currency)
+
+
 def currencies(config, plugins):
     """The configuration's currencies by name, the headline first and the others by name (however
     configuration files and `--config` merged them), each checked: an error names the key and what
