@@ -114,16 +114,34 @@ def test_a_method_without_a_tuning_entry_stops_the_workflow_before_any_job(tmp_p
 
 
 @pytest.mark.slow
-def test_a_users_method_against_a_study_published_before_the_currencies_is_refused(tmp_path):
-    """With `comparison: published`, a published study holds one folder per currency, as
-    publish_comparison writes them (the run against such a study: test_compare_workflow); the round-1
-    study in summary/comparison predates the currencies, mixes deltas, and is refused by name.
-    When the round-2 study is published there, this test becomes the plan of the new method's jobs
-    beside it."""
+def test_a_users_method_against_the_published_study_plans_its_jobs_and_the_check_alone(tmp_path):
+    """With `comparison: published` (round 2 in summary/comparison, a folder per currency) and no
+    results yet, as on a fresh clone, the plan is the new method's jobs, the data and bins they read,
+    the check (LLP's first and last published cell of each currency, rerun) and the reports: no job of
+    any other method (the run itself, on the smoke study: test_compare_workflow). Round 1's study,
+    published before the currencies, is refused by name."""
     project = user_copy(tmp_path)
     add_example(project)
     comparison = '{"published": "summary/comparison", "methods": [nbayes], "columns": [as configured]' + CURRENCY + "}"
     config = ["--configfile", "config/extended.yaml", "--config", f"results={tmp_path}/res", f"comparison={comparison}"]
-    result = snakemake("--dry-run", "compare", *config, cwd=project, check=False)
+    planned = dry_run_jobs(snakemake("--dry-run", "compare", *config, cwd=project).stdout)
+    cells, checked = 7 * 6, 2 * 2  # nbayes: datasets x eps (one block of 20 runs, pure DP); LLP: 2 per currency
+    assert counts(planned) == {
+        "generate_data": 7,
+        "split_target": 7,
+        "make_bins": cells,
+        "nbayes_release": cells,
+        "nbayes_train": cells,
+        "llp_bins": checked,
+        "oracle_proportions": checked,
+        "train_llp": checked,
+        "evaluate_rival": cells + checked,
+        "check_published": 2,
+        "compare_methods": 2,
+        "comparison_report": 1,
+        "compare": 1,
+    }
+    round1 = [*config[:-1], f"comparison={comparison.replace('summary/comparison', 'summary/comparison/round1')}"]
+    result = snakemake("--dry-run", "compare", *round1, cwd=project, check=False)
     assert result.returncode != 0
-    assert "published: summary/comparison holds no approx/comparison_runs.csv" in result.stdout + result.stderr
+    assert "published: summary/comparison/round1 holds no approx/comparison_runs.csv" in result.stdout + result.stderr
