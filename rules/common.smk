@@ -15,11 +15,13 @@ from expril.plugins import base, context, gate, registry
 from expril.privacy import mechanisms, noise
 from expril.reports import ambiguity, design, identify, published
 from expril.workflow import code_digest, grids
-from expril.workflow.config import check_mechanism, schema_types
+from expril.workflow.config import check_mechanism, check_settings, schema, schema_types
 from expril.workflow.currency import choice_file, currencies
 
-config.update(schema_types(config, Path(workflow.basedir) / "config.schema.yaml"))
+_schema = schema(Path(workflow.basedir) / "config.schema.yaml", registry.methods())
+config.update(schema_types(config, _schema))
 validate(config, schema="../config.schema.yaml", set_default=True)
+check_settings(config, registry.methods())
 check_mechanism(config)
 for _name in config["datasets"]:
     if _name not in config["benchmarks"]:

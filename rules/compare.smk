@@ -34,8 +34,8 @@ rule evaluate_rival:
         "../workflow_scripts/evaluate_rival.py"
 
 
-# Against a published study (`comparison: published`, docs/extending.md): its cells of
-# published.CHECKED rerun here first, per currency, and mixed only if equal to it.
+# Against a published study (`comparison: published`, docs/extending.md): the published cells of a
+# deterministic method (registry.checking) rerun here first, per currency; mixed only if equal.
 rule check_published:
     input:
         published=(
@@ -53,6 +53,7 @@ rule check_published:
     params:
         code=package_code("check_published"),
         folder=lambda wc: published_folder(wc.currency_name),
+        method=lambda wc: registry.checking().name,
         cells=lambda wc: checked_cells(wc.currency_name),
         evaluations=lambda wc: checked_evaluations(wc.currency_name),
     script:

@@ -250,14 +250,20 @@ def checked_cells(currency):
     (expril.reports.published)."""
     epsilons = [settings.parse_eps(e) for e in EPSILONS]
     return published.checked_cells(
-        published_folder(currency), config["datasets"], epsilons
+        published_folder(currency),
+        registry.checking().name,
+        config["datasets"],
+        epsilons,
     )
 
 
 def checked_evaluations(currency):
     """Per checked cell, its evaluation files here, one per seed block."""
     return [
-        [method_files(published.CHECKED, d, e, b, s, currency)[0] for b in BLOCKS]
+        [
+            method_files(registry.checking().name, d, e, b, s, currency)[0]
+            for b in BLOCKS
+        ]
         for d, e, _, s in checked_cells(currency)
     ]
 

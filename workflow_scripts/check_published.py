@@ -6,6 +6,7 @@ from expril.reports import published
 
 published.check(
     folder=snakemake.params.folder,
+    method=snakemake.params.method,
     cells=snakemake.params.cells,
     evaluations=snakemake.params.evaluations,
     out_path=snakemake.output[0],

@@ -37,25 +37,16 @@ def make_map(source_x, n_features, generator, scale=1.0):
 
 def features(feature_map, x):
     """phi(x) (..., n, D) for x (..., n, d): NumPy arrays; leading axes broadcast."""
-    z = _projection(feature_map, x)
-    return np.concatenate([np.cos(z), np.sin(z)], axis=-1) * _scale(z)
+    z = projection(feature_map, x)
+    return np.concatenate([np.cos(z), np.sin(z)], axis=-1) * amplitude(z)
 
 
-def mean_features(feature_map, x):
-    """The mean of phi over x's samples, (..., D), on torch tensors (the map's arrays converted
-    alike): the DP-MERF generator's loss differentiates through it. Averaging cos and sin before
-    joining them saves the generator a third of its time."""
-    import torch
-
-    z = _projection(feature_map, x)
-    return torch.cat([z.cos().mean(dim=-2), z.sin().mean(dim=-2)], dim=-1) * _scale(z)
-
-
-def _projection(feature_map, x):
+def projection(feature_map, x):
+    """W^T z for x (..., n, d): the frequencies' arguments, whose cos and sin are the features."""
     return ((x - feature_map["mean"][..., None, :]) / feature_map["std"][..., None, :]) @ feature_map["omega"]
 
 
-def _scale(z):
+def amplitude(z):
     """sqrt(2/D): D = 2 z.shape[-1] features, each of the D/2 frequencies giving a cos and a sin."""
     return np.sqrt(1.0 / z.shape[-1])
 

@@ -83,6 +83,12 @@ class Method(ABC):
     # The compared method whose runs each report repeats where `repeats_on` holds: the comparison
     # reads that method's runs there, and neither ranks nor tests the report anywhere.
     bases = {}
+    # The JSON Schema of the method's own settings, `comparison: <name>` in the configuration, which
+    # the workflow then requires and checks (expril.workflow.config.check_settings); None: it has none.
+    config_schema = None
+    # Whether the method's published cells are rerun before a study mixes its runs with a published
+    # one's (expril.reports.published): a deterministic and cheap method, exactly one of them.
+    checks_published = False
 
     @abstractmethod
     def mechanism(self, ctx):
@@ -137,6 +143,16 @@ class Method(ABC):
     def repeats_on(self, spec):
         """Whether this method's reports repeat their `bases` on a dataset of this benchmark entry."""
         return False
+
+
+# A method's settings schema (Method.config_schema) in JSON Schema, as config.schema.yaml's.
+POSITIVE_INT = {"type": "integer", "minimum": 1}
+POSITIVE = {"type": "number", "exclusiveMinimum": 0}
+
+
+def settings_schema(**properties):
+    """A Method.config_schema: these keys, each required, and no other."""
+    return {"type": "object", "additionalProperties": False, "properties": properties, "required": list(properties)}
 
 
 def ledger_of(path):

@@ -7,7 +7,7 @@ depend on the setting's generator alone."""
 import numpy as np
 
 from expril.io import save_npz
-from expril.plugins.base import Method, Step
+from expril.plugins.base import POSITIVE, POSITIVE_INT, Method, Step, settings_schema
 from expril.plugins.registry import register
 from expril.privacy import ledger, mechanisms
 from expril.rivals import dpmerf
@@ -105,6 +105,13 @@ def feature_map(ctx):
 class DPMERF(Method):
     name = "dpmerf"
     display = "DP-MERF"
+    config_schema = settings_schema(
+        hidden={"type": "array", "items": POSITIVE_INT, "minItems": 1},
+        noise_dim=POSITIVE_INT,
+        steps=POSITIVE_INT,
+        batch_size=POSITIVE_INT,
+        lr=POSITIVE,
+    )
     steps = (
         Step(
             "dpmerf_release",

@@ -7,7 +7,7 @@ import math
 from expril import settings
 from expril.io import save_npz
 from expril.method import mlp
-from expril.plugins.base import Method, Step
+from expril.plugins.base import POSITIVE, POSITIVE_INT, Method, Step, settings_schema
 from expril.plugins.registry import register
 from expril.privacy import ledger, mechanisms, noise
 from expril.seeds import seed_int
@@ -96,6 +96,7 @@ def sample_rate(ctx):
 class DPSGD(Method):
     name = "dpsgd"
     display = "DP-SGD"
+    config_schema = settings_schema(epochs=POSITIVE_INT, max_grad_norm=POSITIVE)
     # On the CPU, whatever `device` says (expril/rivals/dpsgd.py).
     steps = (
         Step(

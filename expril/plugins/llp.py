@@ -65,6 +65,8 @@ def train_llp(
 class LLP(Method):
     name = "llp"
     display = "LLP"
+    # Deterministic (noise keyed by the oracle's secret, networks bitwise reproducible) and cheap.
+    checks_published = True
     steps = (
         Step(
             "llp_bins",

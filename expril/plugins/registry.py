@@ -42,6 +42,17 @@ def methods():
     return dict(sorted(_METHODS.items(), key=lambda item: type(item[1]).__module__))
 
 
+def checking():
+    """The method whose published cells are rerun against a published study (Method.checks_published)."""
+    found = [m for m in methods().values() if m.checks_published]
+    if len(found) != 1:
+        raise ValueError(
+            "exactly one plug-in method must set checks_published (its published cells are rerun before "
+            f"mixing a published study's runs), found {', '.join(m.name for m in found) or 'none'}"
+        )
+    return found[0]
+
+
 def reported():
     """{compared method: the plug-in method that reports it}: most report one model, under their name."""
     return {report: method for method in methods().values() for report in method.reports}

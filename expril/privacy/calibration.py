@@ -16,7 +16,6 @@ import math
 from pathlib import Path
 
 import numpy as np
-from scipy import special
 
 from expril.workflow import cache
 
@@ -49,6 +48,8 @@ def _delta_one_way(sigma, eps, a, b):
     """Eq. 9 for one label change: theta ~ Beta(sigma a, sigma b) is the fraction of class i, one
     of its a records moves to class j; P[theta not in Theta_ij] = P[theta / (1 - theta) >
     (Lambda_ij e^eps)^(1/sigma)]. a, b >= 2."""
+    from scipy import special  # here: only the Dirichlet's jobs pay for its import
+
     log_lambda = (
         special.gammaln(sigma * a)
         - special.gammaln(sigma * (a - 1))

@@ -4,11 +4,12 @@ Each oracle job writes the ledger of its chain of queries (the previous query's 
 own rows), so the ledger of a run's last query is that run's whole account. A query beyond the
 run's plan, or a total above the run's budget, fails the job before anything is released. The
 costs and their composition come from the mechanism (expril.privacy.mechanisms); this module records.
+
+Each function imports pandas itself: every plug-in imports this module, and its learner steps,
+which never release, would pay pandas's import (about 0.5 s of CPU) in each of their jobs.
 """
 
 from pathlib import Path
-
-import pandas as pd
 
 from expril.io import save_csv
 from expril.privacy import noise
@@ -40,6 +41,8 @@ class BudgetError(RuntimeError):
 def record(path, previous, dataset, seeds, query, rule, mechanism, history=None):
     """Append this query's rows to the chain's ledger after checking plan and budget; for a
     mechanism whose noise cannot be replayed, to the split's `history` too (`append_history`)."""
+    import pandas as pd
+
     eps, delta = mechanism.query_cost(query)
     sizes = {"sensitivity": float("nan"), "scale": float("nan"), "rho": float("nan")} | mechanism.ledger_fields(query)
     rows = pd.DataFrame(
@@ -94,6 +97,8 @@ def append_history(path, rows):
     drawn by OpenDP), with the time it was made. A rerun of such a release spends a fresh eps on
     the same private records, while the job's ledger, rewritten, keeps only the last; this file,
     outside the job's outputs, keeps them all (`history_spent` sums them)."""
+    import pandas as pd
+
     if path is None:
         raise ValueError("a release whose noise cannot be replayed needs a history file")
     stamped = rows.assign(released_at=pd.Timestamp.now(tz="UTC").isoformat(timespec="seconds"))
@@ -105,6 +110,8 @@ def append_history(path, rows):
 def history_spent(paths):
     """Per dataset, seed, budget and mechanism, from the history files that exist: how many
     releases the split has had and the eps and delta they spent together."""
+    import pandas as pd
+
     found = [pd.read_csv(p) for p in paths if Path(p).exists()]
     if not found:
         return pd.DataFrame(columns=["dataset", "seed", "eps_budget", "mechanism", "releases", "eps", "delta"])
@@ -116,4 +123,6 @@ def history_spent(paths):
 
 
 def load(path):
+    import pandas as pd
+
     return pd.read_csv(path) if path else None

@@ -9,10 +9,6 @@ from expril import io, settings
 
 RUNS, TABLE = "comparison_runs.csv", "comparison.csv"
 PRIVACY = ["dataset", "method", "eps", "column", "eps_spent", "delta", "neighbours", "mechanisms"]
-# The published method whose cells are rerun: deterministic (its noise keyed by the oracle's secret,
-# its networks bitwise reproducible) and among the cheapest; the first and the last dataset, at the
-# smallest and the largest eps, in the study's first column.
-CHECKED = "llp"
 
 
 def _runs(folder):
@@ -38,17 +34,19 @@ def methods(folder):
     return [m for m in runs.method.unique() if m not in ("h_star", "h0_star")]
 
 
-def checked_cells(folder, datasets, epsilons):
-    """The published cells rerun before mixing: (dataset, eps text, column, setting suffix)."""
+def checked_cells(folder, method, datasets, epsilons):
+    """The published cells of `method` (a deterministic one: registry.checking) rerun before mixing,
+    the first and the last dataset at the smallest and the largest eps, in the study's first column:
+    (dataset, eps text, column, setting suffix)."""
     runs = _runs(folder)
-    mine = runs[runs.method == CHECKED]
+    mine = runs[runs.method == method]
     column = mine.column.iloc[0]
     cells = []
     for dataset, eps in ((datasets[0], min(epsilons)), (datasets[-1], max(epsilons))):
         cell = mine[(mine.dataset == dataset) & (mine.eps == eps) & (mine.column == column)]
         if cell.empty:
             raise ValueError(
-                f"{folder}/{RUNS} has no {CHECKED} run on {dataset} at eps {settings.format_eps(eps)}: "
+                f"{folder}/{RUNS} has no {method} run on {dataset} at eps {settings.format_eps(eps)}: "
                 "was it published with this configuration's datasets and eps?"
             )
         setting = cell.setting.iloc[0]
@@ -56,8 +54,8 @@ def checked_cells(folder, datasets, epsilons):
     return cells
 
 
-def check(folder, cells, evaluations, out_path):
-    """Compare the cells rerun here (`evaluations`: their evaluation files, per cell) with the
+def check(folder, method, cells, evaluations, out_path):
+    """Compare `method`'s cells rerun here (`evaluations`: their evaluation files, per cell) with the
     published runs, run by run as published (6 significant digits), write the comparison and refuse
     any difference, naming the cells."""
     runs = _runs(folder)
@@ -65,7 +63,7 @@ def check(folder, cells, evaluations, out_path):
     for (dataset, eps, column, _), files in zip(cells, evaluations):
         here = pd.concat([pd.read_csv(f) for f in files], ignore_index=True)
         there = runs[
-            (runs.method == CHECKED)
+            (runs.method == method)
             & (runs.dataset == dataset)
             & (runs.eps == settings.parse_eps(eps))
             & (runs.column == column)
@@ -87,7 +85,7 @@ def check(folder, cells, evaluations, out_path):
     differ = table[~table.equal]
     if len(differ):
         cells_text = "; ".join(
-            f"{CHECKED} on {d} at eps {e} ({c}): seeds {sorted(g.seed)}"
+            f"{method} on {d} at eps {e} ({c}): seeds {sorted(g.seed)}"
             for (d, e, c), g in differ.groupby(["dataset", "eps", "column"])
         )
         raise ValueError(

@@ -61,7 +61,7 @@ def train_generators(
     optimizer = Adam(params, lr)
     for step in range(steps):
         samples = _sample(optimizer.params, shapes, feature_map, generators, batch_size, dev)
-        phi = rff.mean_features(per_class, samples.view(n_networks, CLASSES, batch_size, -1))
+        phi = mean_features(per_class, samples.view(n_networks, CLASSES, batch_size, -1))
         loss = ((target - weights[..., None] * phi) ** 2).sum(dim=(1, 2))
         # Each network's loss depends on its own parameters only: the sum keeps the gradients apart.
         optimizer.step(torch.autograd.grad(loss.sum(), optimizer.params))
@@ -91,6 +91,35 @@ def generate(model, maps, released, n, init_seeds, label_generators):
     with torch.no_grad():
         x = _forward(params, shapes, feature_map, generators, torch.from_numpy(y), torch.device("cpu"))
     return x.numpy().astype(np.float64), y.astype(np.int8)
+
+
+def mean_features(feature_map, x):
+    """The mean of phi (expril.method.rff) over x's samples (..., n, d), (..., D), on torch
+    tensors (the map's arrays converted alike), which the generator's loss differentiates."""
+    z = rff.projection(feature_map, x)
+    cos, sin = _MeanCosSin.apply(z)
+    return torch.cat([cos, sin], dim=-1) * rff.amplitude(z)
+
+
+class _MeanCosSin(torch.autograd.Function):
+    """(cos z, sin z) averaged over the samples' axis (-2), with autograd's own gradient computed
+    from the forward pass's cos and sin. Autograd's recomputes both, negates sin and expands each
+    mean's gradient divided by n, eight passes over the (networks x codes x D/2) arguments, which
+    bound the generator's training (docs/performance.md); this takes three. Each element is the same
+    float: a / n computed before or after the expansion, g * -s = -(g * s) and p + -q = p - q are
+    exact identities of IEEE arithmetic, so the generators stay bit for bit what they were (tested)."""
+
+    @staticmethod
+    def forward(ctx, z):
+        cos, sin = z.cos(), z.sin()
+        ctx.save_for_backward(cos, sin)
+        return cos.mean(dim=-2), sin.mean(dim=-2)
+
+    @staticmethod
+    def backward(ctx, grad_cos, grad_sin):
+        cos, sin = ctx.saved_tensors
+        n = cos.shape[-2]
+        return (grad_sin / n).unsqueeze(-2) * cos - (grad_cos / n).unsqueeze(-2) * sin
 
 
 def _sample(params, shapes, feature_map, generators, batch_size, dev):

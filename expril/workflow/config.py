@@ -1,5 +1,6 @@
 """The workflow's configuration as the schema types it, whether it came from a file or the command line,
-and the checks the schema cannot make (`check_mechanism`).
+its plug-in methods' own settings checked against the schemas they declare (`check_settings`), and
+the checks the schema cannot make (`check_mechanism`).
 
 Snakemake reads a top-level `--config KEY=VALUE` as a number or a boolean where it can, but every
 list item and nested value stays text (`training={"epochs": 30}` gives epochs '30'), which the
@@ -16,14 +17,39 @@ import yaml
 from expril.privacy import mechanisms
 
 
-def schema_types(config, schema_path):
-    """`config` with each text value that the schema (a YAML file) refuses where it stands, but accepts once read
-    as YAML (`30`, `true`, `.inf`) or as a Python float (`1e-5`, which YAML reads as text),
+def schema(schema_path, methods):
+    """The configuration's schema (a YAML file) with each plug-in method's own settings
+    (Method.config_schema; `methods`: registry.methods()) as the schema of `comparison: <its name>`."""
+    whole = yaml.safe_load(Path(schema_path).read_text())
+    for method in methods.values():
+        if method.config_schema is not None:
+            whole["properties"]["comparison"]["properties"][method.name] = method.config_schema
+    return whole
+
+
+def check_settings(config, methods):
+    """Refuse a plug-in method's own settings, `comparison: <its name>`, where they are missing or its
+    schema (Method.config_schema) refuses them, naming the key and the plug-in."""
+    for method in methods.values():
+        if method.config_schema is None:
+            continue
+        key, module = f"config: comparison: {method.name}", type(method).__module__
+        if method.name not in config["comparison"]:
+            raise ValueError(f"{key}: missing; the plug-in {module} reads its settings there")
+        checker = jsonschema.validators.validator_for(method.config_schema)(method.config_schema)
+        error = jsonschema.exceptions.best_match(checker.iter_errors(config["comparison"][method.name]))
+        if error:
+            where = ": ".join([key, *map(str, error.absolute_path)])
+            raise ValueError(f"{where}: {error.message} (the settings {module} declares)")
+
+
+def schema_types(config, schema):
+    """`config` with each text value that `schema` (a dict: `schema`'s) refuses where it stands, but
+    accepts once read as YAML (`30`, `true`, `.inf`) or as a Python float (`1e-5`, which YAML reads as text),
     replaced by that reading. Text the schema accepts as it is ('inf' for an epsilon, a dataset
     name) stays. Where no reading is valid, the reading of the key's declared type replaces the
     text if there is one, and the text stays otherwise, so that validation names the key and what
     it breaks."""
-    schema = yaml.safe_load(Path(schema_path).read_text())
     validator = jsonschema.validators.validator_for(schema)(schema)
     return _typed(config, schema, validator)
 

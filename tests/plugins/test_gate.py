@@ -304,6 +304,13 @@ def test_registering_is_for_methods_and_once_per_name():
         registry.register(type("Other", (Chain,), {"reports": {"C-mmd": "other"}, "name": "other"})())
 
 
+def test_one_method_is_rerun_against_a_published_study(monkeypatch):
+    assert registry.checking().name == "llp"
+    monkeypatch.setattr(registry.methods()["aim"], "checks_published", True)
+    with pytest.raises(ValueError, match="exactly one plug-in method must set checks_published.*found aim, llp"):
+        registry.checking()
+
+
 def test_a_ledger_row_counts_as_written_only_with_its_seed(tmp_path):
     """gate.recorded reads the ledger's columns as expril.privacy.ledger writes them."""
     book = tmp_path / "r.ledger.csv"

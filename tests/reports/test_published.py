@@ -36,21 +36,21 @@ def evaluation(path, accuracies):
 
 
 def test_the_checked_cells_are_the_first_and_last_dataset_at_the_smallest_and_largest_eps(folder):
-    cells = published.checked_cells(folder, ["A", "B"], [1.0, math.inf])
+    cells = published.checked_cells(folder, "llp", ["A", "B"], [1.0, math.inf])
     assert cells == [("A", "1", "tuned", "~snr=16"), ("B", "inf", "tuned", "")]
     with pytest.raises(ValueError, match="has no llp run on C at eps 1: was it published with this configuration"):
-        published.checked_cells(folder, ["C", "B"], [1.0, math.inf])
+        published.checked_cells(folder, "llp", ["C", "B"], [1.0, math.inf])
 
 
 def test_rerun_cells_equal_to_their_published_digits_pass_and_others_are_refused_by_cell(folder, tmp_path):
     cells = [("A", "1", "tuned", "~snr=16")]
     # 0.8628571428... is published as 0.862857: equal to the published digits
     same = evaluation(tmp_path / "same.csv", [0.5952, 302 / 350])
-    published.check(folder, cells, [[same]], tmp_path / "checked.csv")
+    published.check(folder, "llp", cells, [[same]], tmp_path / "checked.csv")
     assert pd.read_csv(tmp_path / "checked.csv").equal.all()
     other = evaluation(tmp_path / "other.csv", [0.5952, 0.86])
     with pytest.raises(ValueError, match=r"differ \(llp on A at eps 1 \(tuned\): seeds \[1\]\); another library"):
-        published.check(folder, cells, [[other]], tmp_path / "refused.csv")
+        published.check(folder, "llp", cells, [[other]], tmp_path / "refused.csv")
     assert not (tmp_path / "refused.csv").exists()
 
 

@@ -12,7 +12,7 @@ from expril.io import load_npz, save_npz
 from expril.method import binning, mlp, reweight, rff
 from expril.plugins import dpmerf as dpmerf_method
 from expril.privacy import calibration, ledger, mechanisms
-from expril.rivals import aim, dpmerf
+from expril.rivals import aim, dpmerf, generator
 from expril.rivals.generator import generate, train_generators
 from expril.steps import blocks, curator, learner
 
@@ -41,7 +41,7 @@ def test_random_features_have_unit_norm_and_estimate_the_gaussian_kernel():
     assert np.abs(phi @ phi.T - kernel).max() < 0.05
     # The generator's mean features, on torch tensors, are the mean of the same features.
     as_torch = {k: torch.from_numpy(v) for k, v in feature_map.items()}
-    assert np.allclose(rff.mean_features(as_torch, torch.from_numpy(x)).numpy(), phi.mean(axis=0))
+    assert np.allclose(generator.mean_features(as_torch, torch.from_numpy(x)).numpy(), phi.mean(axis=0))
 
 
 def test_mmd_weights_recover_a_known_shift():
@@ -194,6 +194,46 @@ def test_generators_do_not_depend_on_their_block():
     alone = train_generators(release[None], rff.stack([feature_map]), [16], 4, 20, 32, 1e-3, [7])[0]
     block = train_generators(np.stack([release] * 3), rff.stack([feature_map] * 3), [16], 4, 20, 32, 1e-3, [9, 7, 8])[0]
     assert all(np.array_equal(alone[k][0], block[k][1]) for k in alone if k.startswith("p"))
+
+
+def autograd_mean_features(feature_map, x):
+    """The generator's mean features as autograd differentiates them, through cos, sin and means."""
+    z = rff.projection(feature_map, x)
+    return torch.cat([z.cos().mean(dim=-2), z.sin().mean(dim=-2)], dim=-1) * rff.amplitude(z)
+
+
+@pytest.mark.parametrize("shape", [(3, 2, 32, 5), (2, 2, 37, 3), (1, 2, 128, 2)])
+def test_the_generators_mean_features_and_gradient_are_autograds_bit_for_bit(shape):
+    """Its gradient reuses the forward pass's cos and sin; every float is autograd's own, on
+    sample counts and widths that fill SIMD vectors and that leave odd tails."""
+    b, classes, n, d = shape
+    g = torch.Generator().manual_seed(n)
+    feature_map = {
+        "mean": torch.randn(b, 1, d, generator=g),
+        "std": torch.rand(b, 1, d, generator=g) + 0.5,
+        "omega": torch.randn(b, 1, d, 2 * n + 1, generator=g),
+    }
+    x = torch.randn(shape, generator=g) * 3
+    target = torch.randn(b, classes, 2 * (2 * n + 1), generator=g)
+    results = []
+    for mean_features in (autograd_mean_features, generator.mean_features):
+        records = x.clone().requires_grad_()
+        phi = mean_features(feature_map, records)
+        (gradient,) = torch.autograd.grad(((target - phi) ** 2).sum(), records)
+        results.append((phi.detach(), gradient))
+    assert torch.equal(results[0][0], results[1][0]) and torch.equal(results[0][1], results[1][1])
+    assert results[0][1].abs().max() > 0
+
+
+def test_generators_trained_through_autograds_gradient_are_the_same_bit_for_bit(monkeypatch):
+    x, y = blobs(500, 0, d=3)
+    maps = rff.stack([rff.make_map(x, 102, np.random.default_rng(k)) for k in (50, 51)])
+    releases = np.stack([dpmerf.embedding(rff.unstack(maps, b), x, y, 500) for b in range(2)])
+    trained = train_generators(releases, maps, [16, 16], 4, 30, 33, 1e-2, [3, 4])
+    monkeypatch.setattr(generator, "mean_features", autograd_mean_features)
+    reference = train_generators(releases, maps, [16, 16], 4, 30, 33, 1e-2, [3, 4])
+    assert all(np.array_equal(trained[0][k], reference[0][k]) for k in trained[0])
+    assert np.array_equal(trained[1], reference[1])
 
 
 def toy_table(n=2000, seed=0):

@@ -10,10 +10,18 @@ from snakemake.exceptions import WorkflowError
 from snakemake.utils import validate
 
 from expril import settings
-from expril.workflow.config import check_mechanism, planned_config, readable_yaml, schema_types
+from expril.plugins import registry
+from expril.workflow.config import check_mechanism, check_settings, planned_config, readable_yaml, schema, schema_types
 from harness import ROOT, plan
 
-SCHEMA = ROOT / "config.schema.yaml"
+SCHEMA_FILE = ROOT / "config.schema.yaml"
+SCHEMA = schema(SCHEMA_FILE, registry.methods())
+
+
+def validated(typed):
+    """The workflow's checks (rules/common.smk): the schema file, then the plug-ins' own settings."""
+    validate(typed, str(SCHEMA_FILE))
+    check_settings(typed, registry.methods())
 
 
 def config(**changes):
@@ -55,7 +63,7 @@ def test_nested_text_takes_the_type_its_key_declares():
         "importance_sampling": True,
         "hidden": [16, 32],
     }
-    validate(typed, str(SCHEMA))
+    validated(typed)
 
 
 def test_epsilons_read_as_numbers_and_inf_stays_the_word_a_file_gives():
@@ -85,7 +93,7 @@ def test_text_no_reading_makes_valid_is_left_for_the_schema_to_name(change, key)
     typed = schema_types(config(**change), SCHEMA)
     assert typed == config(**change)
     with pytest.raises(WorkflowError, match=f"instance{key}".replace("[", r"\[").replace("]", r"\]")):
-        validate(typed, str(SCHEMA))
+        validated(typed)
 
 
 @pytest.mark.parametrize(
@@ -102,24 +110,46 @@ def test_a_number_out_of_bounds_is_reported_by_its_bound_not_as_text(change, mes
     changed = {key: {**base[key], **value} for key, value in change.items()}
     typed = schema_types(config(**changed), SCHEMA)
     with pytest.raises(WorkflowError, match=message):
-        validate(typed, str(SCHEMA))
+        validated(typed)
 
 
 def test_a_gaussian_oracle_validates_and_is_refused_without_delta():
     """`mechanism: gaussian-counts` is a registered oracle mechanism the schema accepts; with
     `delta: 0` its Gaussian noise has no guarantee at a finite eps, and planning stops on it."""
     gaussian = schema_types(config(mechanism="gaussian-counts", delta="1e-5"), SCHEMA)
-    validate(gaussian, str(SCHEMA))
+    validated(gaussian)
     check_mechanism(gaussian)
     check_mechanism(config(mechanism="gaussian-counts", delta=0, epsilons=["inf"]))  # no noise, no delta
     check_mechanism(config(mechanism="counts", delta=0))  # Laplace: pure eps
     refused = config(mechanism="gaussian-counts", delta=0)
-    validate(refused, str(SCHEMA))
+    validated(refused)
     with pytest.raises(ValueError, match=r"config: delta: 'gaussian-counts' adds Gaussian noise.*needs delta > 0"):
         check_mechanism(refused)
     for name, message in [("gauss", "unknown mechanism 'gauss'"), ("dp-merf", "does not answer ExPriL's bin")]:
         with pytest.raises(ValueError, match=f"config: mechanism: .*{message}"):
             check_mechanism(config(mechanism=name))
+
+
+def test_a_plug_ins_own_settings_are_typed_and_checked_against_the_schema_it_declares():
+    comparison = config()["comparison"]
+    typed = schema_types(config(comparison=comparison | {"dpsgd": {"epochs": "5", "max_grad_norm": "1e-1"}}), SCHEMA)
+    assert typed["comparison"]["dpsgd"] == {"epochs": 5, "max_grad_norm": 0.1}
+    check_settings(typed, registry.methods())
+    refused = [
+        ({"epochs": 5, "max_grad_norm": 0}, "dpsgd: max_grad_norm: 0 is less than or equal to the minimum of 0"),
+        ({"epochs": 5}, "dpsgd: 'max_grad_norm' is a required property"),
+        ({"epochs": 5, "max_grad_norm": 1, "clip": 2}, r"dpsgd: Additional properties are not allowed \('clip'"),
+    ]
+    for section, message in refused:
+        with pytest.raises(ValueError, match=f"config: comparison: {message}.*expril.plugins.dpsgd declares"):
+            check_settings(config(comparison=comparison | {"dpsgd": section}), registry.methods())
+    with pytest.raises(ValueError, match="comparison: dpmerf: hidden: 0: 0 is less than the minimum of 1"):
+        check_settings(
+            config(comparison=comparison | {"dpmerf": comparison["dpmerf"] | {"hidden": [0]}}), registry.methods()
+        )
+    without = {k: v for k, v in comparison.items() if k != "dpmerf"}
+    with pytest.raises(ValueError, match="comparison: dpmerf: missing; the plug-in expril.plugins.dpmerf reads"):
+        check_settings(config(comparison=without), registry.methods())
 
 
 def test_a_malformed_config_file_is_named_with_its_line(tmp_path):
@@ -137,7 +167,7 @@ def test_scripts_outside_the_workflow_read_the_configuration_it_plans_with(tmp_p
     """config.yaml, the identification's choice merged into it key by key, and the schema's
     defaults, as the Snakefile and rules/common.smk give them (benchmarks/ read it so)."""
     (tmp_path / "data/identification").mkdir(parents=True)
-    (tmp_path / "config.schema.yaml").write_text(SCHEMA.read_text())
+    (tmp_path / "config.schema.yaml").write_text(SCHEMA_FILE.read_text())
     base = config()
     assert "label_gain" not in base["benchmarks"]["C"]
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(base))

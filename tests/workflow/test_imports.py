@@ -13,10 +13,15 @@ from harness import ROOT
 HEAVY = {"torch", "opacus", "opendp", "jax", "mbi", "polars", "matplotlib", "seaborn"}
 
 
-def imported(module):
-    code = f"import sys, json, {module}; print(json.dumps(sorted({{n.split('.')[0] for n in sys.modules}})))"
+def loaded(code):
+    """Every module a fresh process holds after running `code`."""
+    code = f"import sys, json; {code}; print(json.dumps(sorted(sys.modules)))"
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
     return set(json.loads(out.stdout))
+
+
+def imported(module):
+    return {name.split(".")[0] for name in loaded(f"import {module}")}
 
 
 @pytest.mark.parametrize(
@@ -31,6 +36,21 @@ def imported(module):
 )
 def test_a_steps_module_imports_no_heavy_library(module):
     assert imported(module) & HEAVY == set()
+
+
+@pytest.mark.parametrize(
+    "code, library",
+    [
+        # Every plug-in's job loads them all (expril.plugins.runner); only a release reads a ledger.
+        ("from expril.plugins import runner, registry; registry.methods()", "pandas"),
+        # ExPriL's label estimates and trainings load the mechanisms; only the Dirichlet's search needs it.
+        ("import expril.steps.learner", "scipy.special"),
+    ],
+)
+def test_a_learner_job_loads_no_library_that_only_releases_use(code, library):
+    """Start-up, paid by each of the study's thousands of jobs (issue 35): pandas costs about 0.5 s
+    of CPU, scipy.special about 0.25 s."""
+    assert library not in loaded(code)
 
 
 def test_dpsgd_accounting_imports_no_opacus():
