@@ -84,6 +84,13 @@ def currencies(config, plugins):
                     f"{method.name!r}, so one mechanism; got {', '.join(sorted(named))}"
                 )
         found[name] = currency
+    # A compared method that no currency names would run nowhere, silently: its jobs plan nothing.
+    unpriced = [m for m in config["comparison"]["methods"] if not any(m in c.mechanisms for c in found.values())]
+    if unpriced:
+        raise ValueError(
+            f"config: comparison: methods: {', '.join(unpriced)} run in no currency: name the mechanism each "
+            f"spends under comparison: currencies: <currency>: mechanisms (currencies: {', '.join(found)})"
+        )
     return found
 
 

@@ -75,6 +75,15 @@ def test_a_miswritten_currency_is_refused_by_key(changes, message):
         currencies(_config(**changes), PLUGINS)
 
 
+def test_a_compared_method_that_no_currency_names_is_refused():
+    """A user's method listed in `comparison: methods` without a mechanism in any currency would
+    plan no job at all (docs/extending.md's step 3)."""
+    config = copy.deepcopy(CONFIG)
+    del config["comparison"]["currencies"]["approx"]["mechanisms"]["C-mmd"]
+    with pytest.raises(ValueError, match=r"config: comparison: methods: C-mmd run in no currency: name the mechanism"):
+        currencies(config, PLUGINS)
+
+
 def test_expril_by_mmd_is_refused_in_pure_dp_for_its_gaussian_embedding():
     config = _config("pure", mechanisms={"C": "counts", "C-mmd": "counts"})
     with pytest.raises(ValueError, match=r"pure: mechanisms: C-mmd: 'counts' \(with rff-embedding\) adds Gaussian"):
