@@ -77,7 +77,8 @@ def read_runs(runs, iterations):
                 setting=run["setting"] or "configured",
             )[RUN_COLUMNS]
         )
-    return pd.concat(frames, ignore_index=True)
+    # none: a currency in which no configured method runs (a user's method in one currency only)
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=RUN_COLUMNS)
 
 
 def reference_runs(files):

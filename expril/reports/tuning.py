@@ -96,6 +96,8 @@ def select(table, order, epsilons, resampled=None):
 def markdown(table, choice):
     """The chosen settings, and per method, dataset and eps in {1, inf} the best and the worst
     setting on the calibration runs with their mean accuracies."""
+    if table.empty:
+        return "No compared method runs in this currency: nothing was calibrated.\n"
     means = table.groupby(["method", "dataset", "eps", "setting"], sort=False).accuracy.mean().mul(100)
     seeds = sorted(set(table.seed))
     lines = [

@@ -182,6 +182,16 @@ def test_the_calibration_table_refuses_a_reported_runs_seed(tmp_path):
         tuning.calibration_table(runs, 2, 10000)
 
 
+def test_a_currency_without_a_method_to_calibrate_writes_an_empty_choice(tmp_path):
+    """A user's method run in one currency against the published study: the other currency's
+    selection has no run (it crashed on concatenating none)."""
+    out = {name: tmp_path / name for name in ("calibration", "choice", "markdown")}
+    tuning.write([], {}, 2, 10000, [0.1, 1.0], set(), out)
+    assert yaml.safe_load(out["choice"].read_text()) == {}
+    assert pd.read_csv(out["calibration"]).empty
+    assert "nothing was calibrated" in out["markdown"].read_text()
+
+
 @pytest.mark.slow
 def test_the_tune_plan_reads_calibration_runs_only():
     """`snakemake tune`: every job of its plan is on the calibration seeds (or is the selection),
