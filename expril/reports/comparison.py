@@ -120,7 +120,12 @@ def privacy(runs):
                 method=run["method"], column=run["column"], eps=float(run["eps"]), ledger=run["ledger"]
             )
         )
-    rows = pd.concat(frames, ignore_index=True)
+    # none: a currency in which no configured method runs, its table the published study's alone
+    rows = (
+        pd.concat(frames, ignore_index=True)
+        if frames
+        else pd.DataFrame(columns=[*ledger.COLUMNS, "method", "column", "eps", "ledger"])
+    )
     per_run = rows.groupby(["dataset", "method", "eps_budget", "column", "seed"]).agg(
         eps_spent=("eps_total", "max"),
         delta=("delta_total", "max"),
@@ -682,8 +687,11 @@ def compare(
     if published_folder is None:
         accuracy = pd.concat([accuracy, reference_runs(reference_files)], ignore_index=True)
     else:
-        accuracy = pd.concat([published.accuracies(published_folder, methods), accuracy], ignore_index=True)
-        spent = pd.concat([published.spent(published_folder, methods), spent], ignore_index=True)
+        # empty where no configured method runs in this currency: left out, so the types stay the study's
+        accuracy = pd.concat(
+            [f for f in (published.accuracies(published_folder, methods), accuracy) if len(f)], ignore_index=True
+        )
+        spent = pd.concat([f for f in (published.spent(published_folder, methods), spent) if len(f)], ignore_index=True)
         methods = [m for m in published.methods(published_folder) if m not in methods] + list(methods)
     accuracy = counted(accuracy, designs)
     table = comparison_table(accuracy, spent)
