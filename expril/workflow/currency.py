@@ -85,9 +85,7 @@ def currencies(config, plugins):
                 )
         found[name] = currency
     # A compared method that no currency names would run nowhere, silently: its jobs plan nothing.
-    unpriced = [
-        m for m in config["comparison"].get("methods", []) if not any(m in c.mechanisms for c in found.values())
-    ]
+    unpriced = [m for m in config["comparison"]["methods"] if not any(m in c.mechanisms for c in found.values())]
     if unpriced:
         raise ValueError(
             f"config: comparison: methods: {', '.join(unpriced)} run in no currency: name the mechanism each "

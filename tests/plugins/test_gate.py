@@ -323,7 +323,11 @@ def test_in_a_currency_a_method_plans_what_the_currency_names_for_it_or_is_refus
     """A job in a currency (expril.workflow.currency) has its delta; LLP plans the counts mechanism
     the currency names (Laplace `counts` in pure DP, `gaussian-counts` at delta 1e-5); a release
     that applies another mechanism, or protects other neighbours, is refused."""
-    config = {**CONFIG, "epsilons": [1], "comparison": {"headline": "approx", "currencies": CURRENCIES}}
+    config = {
+        **CONFIG,
+        "epsilons": [1],
+        "comparison": {"methods": ["llp"], "headline": "approx", "currencies": CURRENCIES},
+    }
     found = currency.currencies(config, registry.reported())
     pure, approx = found["pure"], found["approx"]
     llp = registry.methods()["llp"]

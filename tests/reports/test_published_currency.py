@@ -9,14 +9,24 @@ from expril.workflow.config import planned_config
 from expril.workflow.currency import currencies
 from harness import ROOT
 
-OUTPUTS = ["comparison_csv", "comparison_md", "runs", "tests", "ranks", "figure_pdf", "figure_png", "cd_pdf", "cd_png"]
-SUFFIXES = {"comparison_csv": "comparison.csv", "comparison_md": "comparison.md", "runs": "runs.csv"}
+# compare()'s outputs, as rules/compare.smk names them
+OUTPUTS = {
+    "comparison_csv": "comparison.csv",
+    "comparison_md": "comparison.md",
+    "runs": "comparison_runs.csv",
+    "tests": "comparison_tests.csv",
+    "ranks": "comparison_ranks.csv",
+    "figure_pdf": "privacy_utility.pdf",
+    "figure_png": "privacy_utility.png",
+    "cd_pdf": "critical_difference.pdf",
+    "cd_png": "critical_difference.png",
+}
 
 
 def test_a_currency_without_new_runs_reports_the_published_study_unchanged(tmp_path):
     config = planned_config(ROOT)
     folder = ROOT / "summary/comparison/approx"
-    out = {key: str(tmp_path / SUFFIXES.get(key, f"{key}.{key.split('_')[-1]}")) for key in OUTPUTS}
+    out = {key: str(tmp_path / name) for key, name in OUTPUTS.items()}
     comparison.compare(
         runs=[],
         reference_files=[],

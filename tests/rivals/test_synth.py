@@ -8,6 +8,7 @@ import pytest
 import torch
 from scipy import integrate, optimize, stats
 
+from benchmarks.dpmerf_gradient import autograd_mean_features
 from expril.io import load_npz, save_npz
 from expril.method import binning, mlp, reweight, rff
 from expril.plugins import dpmerf as dpmerf_method
@@ -194,12 +195,6 @@ def test_generators_do_not_depend_on_their_block():
     alone = train_generators(release[None], rff.stack([feature_map]), [16], 4, 20, 32, 1e-3, [7])[0]
     block = train_generators(np.stack([release] * 3), rff.stack([feature_map] * 3), [16], 4, 20, 32, 1e-3, [9, 7, 8])[0]
     assert all(np.array_equal(alone[k][0], block[k][1]) for k in alone if k.startswith("p"))
-
-
-def autograd_mean_features(feature_map, x):
-    """The generator's mean features as autograd differentiates them, through cos, sin and means."""
-    z = rff.projection(feature_map, x)
-    return torch.cat([z.cos().mean(dim=-2), z.sin().mean(dim=-2)], dim=-1) * rff.amplitude(z)
 
 
 @pytest.mark.parametrize("shape", [(3, 2, 32, 5), (2, 2, 37, 3), (1, 2, 128, 2)])
