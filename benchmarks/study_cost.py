@@ -3,7 +3,7 @@ eps at seed blocks of 3 and 20, split into start-up and step, and the projected 
 study, calibration (`snakemake tune`) and reported runs (`snakemake compare`), on this machine.
 
     .venv/bin/python -m benchmarks.study_cost [--measured results/extended] [--cores 2]
-    .venv/bin/python -m benchmarks.study_cost --cut BEFORE AFTER
+    .venv/bin/python -m benchmarks.study_cost --cut BEFORE AFTER [--earlier METHOD=RATIO ...]
     .venv/bin/python -m benchmarks.study_cost --spent [--measured results/extended]
 
 Measured: the job benchmarks and logs of a results folder (Snakemake's benchmark file gives a job's
@@ -81,8 +81,9 @@ def measured(results):
     return jobs
 
 
-def planned(target, configfiles, config=()):
-    """The jobs of `snakemake --dry-run --forceall target`: rule, method, dataset, cell, runs."""
+def dry_run(target, configfiles, config=()):
+    """The jobs of `snakemake --dry-run --forceall target`: each job's rule and its fields as the dry
+    run prints them (input, output, benchmark, wildcards...)."""
     out = subprocess.run(
         [
             sys.executable,
@@ -100,9 +101,14 @@ def planned(target, configfiles, config=()):
         text=True,
         check=True,
     ).stdout
-    rows = []
     for rule, body in re.findall(r"^\s*(?:local)?rule (\w+):\n((?:\s+\w+: .*\n)+)", out, re.M):
-        fields = dict(re.findall(r"^\s+(\w+): (.*)$", body, re.M))
+        yield rule, dict(re.findall(r"^\s+(\w+): (.*)$", body, re.M))
+
+
+def planned(target, configfiles, config=()):
+    """The jobs of `snakemake --dry-run --forceall target`: rule, method, dataset, cell, runs."""
+    rows = []
+    for rule, fields in dry_run(target, configfiles, config):
         benchmark = re.search(rf"/benchmarks/{rule}(/.*)\.tsv$", fields.get("benchmark", ""))
         output = fields.get("output", "")  # none for a target rule
         path = benchmark[1] if benchmark else "/" + output
@@ -248,27 +254,30 @@ def cut_ratios(before, after):
     return table.assign(ratio=table.wall_after / table.wall_before, jobs=both.groupby("method_before").size())
 
 
-def projection(before, after, cores=2):
+def projection(before, after, cores=2, earlier=None):
     """The tuned study's measured cost (RESULTS.md (j)), each method's share scaled by its ratio
-    measured on a sample of cells run by the code before and after the cuts, as Markdown lines."""
-    ratios, study = cut_ratios(before, after), studied()
+    measured on a sample of cells run by the code before and after the cuts, and by `earlier`
+    ({method: ratio}, an earlier cut's measured ratios, 1 for a method not named), as Markdown lines."""
+    ratios, study, earlier = cut_ratios(before, after), studied(), earlier or {}
     yield (
         f"Each method's jobs of the same sample, run by the code before ({before}) and after ({after}) the cuts, "
-        "and the tuned study's job-hours (calibration + reported runs, (j)) scaled by its ratio.\n"
+        "and the tuned study's job-hours (calibration + reported runs, (j)) scaled by its ratio"
+        + (" and by an earlier cut's (`earlier`)" if earlier else "")
+        + ".\n"
     )
-    yield "| method | jobs | before (h) | after (h) | ratio | study (j) (h) | projected (h) |"
-    yield "|---|---|---|---|---|---|---|"
+    yield "| method | jobs | before (h) | after (h) | ratio | earlier | study (j) (h) | projected (h) |"
+    yield "|---|---|---|---|---|---|---|---|"
     total = projected = 0.0
     for method, row in study.iterrows():
         r = ratios.loc[method] if method in ratios.index else None
-        hours = row.sum()
-        scaled = hours * (r.ratio if r is not None else 1.0)
+        hours, before_cut = row.sum(), earlier.get(method, 1.0)
+        scaled = hours * before_cut * (r.ratio if r is not None else 1.0)
         total, projected = total + hours, projected + scaled
         cells = "0 | | | 1"
         if r is not None:
             cells = f"{int(r.jobs)} | {r.wall_before:.3f} | {r.wall_after:.3f} | {r.ratio:.2f}"
-        yield f"| {method} | {cells} | {hours:.2f} | {scaled:.2f} |"
-    yield f"| all | | | | | {total:.2f} | {projected:.2f} |"
+        yield f"| {method} | {cells} | {before_cut:.2f} | {hours:.2f} | {scaled:.2f} |"
+    yield f"| all | | | | | | {total:.2f} | {projected:.2f} |"
     yield f"\nProjected: {projected:.1f} job-hours, {projected / cores:.1f} h wall on {cores} cores."
 
 
@@ -314,13 +323,21 @@ def main():
         "projects RESULTS.md (j)'s study by each method's measured ratio",
     )
     parser.add_argument(
+        "--earlier",
+        nargs="+",
+        default=[],
+        metavar="METHOD=RATIO",
+        help="with --cut: an earlier cut's measured ratio for a method (its display name), applied before this one's",
+    )
+    parser.add_argument(
         "--spent", action="store_true", help="instead: the measured job-hours of --measured per method and currency"
     )
     args = parser.parse_args()
     if args.spent:
         lines = spent(args.measured, cores=args.cores)
     else:
-        lines = projection(*args.cut, args.cores) if args.cut else report(args.measured, args.cores)
+        earlier = {method: float(ratio) for method, _, ratio in (e.rpartition("=") for e in args.earlier)}
+        lines = projection(*args.cut, args.cores, earlier) if args.cut else report(args.measured, args.cores)
     for line in lines:
         print(line)
 
