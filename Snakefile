@@ -23,6 +23,7 @@ include: "rules/reproduction.smk"
 include: "rules/compare_common.smk"
 include: "rules/plugins.smk"
 include: "rules/compare.smk"
+include: "rules/stacked.smk"
 include: "rules/identify.smk"
 include: "rules/ambiguity.smk"
 

@@ -51,6 +51,7 @@ METHOD_RULES = {
         "oracle_errors",
         "estimate_labels",
         "train_hypothesis",
+        "train_hypotheses",  # the calibration's, stacked (rules/stacked.smk)
     ],
 } | {method.display: [step.rule for step in method.steps] for method in registry.methods().values() if not method.bases}
 # ExPriL with Pb. 1 by MMD (its plug-in's rules; before it was one, its embedding query and the jobs of

@@ -3,7 +3,7 @@ eps at seed blocks of 3 and 20, split into start-up and step, and the projected 
 study, calibration (`snakemake tune`) and reported runs (`snakemake compare`), on this machine.
 
     .venv/bin/python -m benchmarks.study_cost [--measured results/extended] [--cores 2]
-    .venv/bin/python -m benchmarks.study_cost --cut BEFORE AFTER [--earlier METHOD=RATIO ...]
+    .venv/bin/python -m benchmarks.study_cost --cut BEFORE AFTER [--earlier METHOD=RATIO ...] [--totals] [--part P]
     .venv/bin/python -m benchmarks.study_cost --spent [--measured results/extended]
 
 Measured: the job benchmarks and logs of a results folder (Snakemake's benchmark file gives a job's
@@ -246,23 +246,36 @@ def studied(results_md=ROOT / "benchmarks" / "RESULTS.md"):
     return pd.DataFrame(parts).fillna(0.0)
 
 
-def cut_ratios(before, after):
+def cut_ratios(before, after, totals=False):
     """Per method, the job time of the jobs both results folders ran (the same rule and benchmark
-    path), after over before, with the job-hours compared."""
-    both = measured(before).merge(measured(after), on=["rule", "path"], suffixes=("_before", "_after"))
-    table = both.groupby("method_before")[["wall_before", "wall_after"]].sum() / 3600
-    return table.assign(ratio=table.wall_after / table.wall_before, jobs=both.groupby("method_before").size())
+    path), after over before, with the job-hours compared; with `totals`, of all the jobs each ran
+    (a cut that changes the job graph: its jobs are others)."""
+    if totals:
+        hours = [measured(folder).groupby("method").wall.agg(["sum", "size"]) for folder in (before, after)]
+        table = pd.DataFrame({"wall_before": hours[0]["sum"], "wall_after": hours[1]["sum"]}).fillna(0) / 3600
+        jobs = (
+            hours[0]["size"].astype(str)
+            + " / "
+            + hours[1]["size"].reindex(hours[0].index).fillna(0).astype(int).astype(str)
+        )
+    else:
+        both = measured(before).merge(measured(after), on=["rule", "path"], suffixes=("_before", "_after"))
+        table = both.groupby("method_before")[["wall_before", "wall_after"]].sum() / 3600
+        jobs = both.groupby("method_before").size().astype(str)
+    return table.assign(ratio=table.wall_after / table.wall_before, jobs=jobs)
 
 
-def projection(before, after, cores=2, earlier=None):
+def projection(before, after, cores=2, earlier=None, totals=False, part=None):
     """The tuned study's measured cost (RESULTS.md (j)), each method's share scaled by its ratio
-    measured on a sample of cells run by the code before and after the cuts, and by `earlier`
-    ({method: ratio}, an earlier cut's measured ratios, 1 for a method not named), as Markdown lines."""
-    ratios, study, earlier = cut_ratios(before, after), studied(), earlier or {}
+    measured on a sample of cells run by the code before and after the cuts (on `part` alone,
+    'Calibration' or 'Reported runs', where the sample is of one), and by `earlier` ({method:
+    ratio}, earlier cuts' measured ratios, 1 for a method not named), as Markdown lines."""
+    ratios, study, earlier = cut_ratios(before, after, totals), studied(), earlier or {}
     yield (
         f"Each method's jobs of the same sample, run by the code before ({before}) and after ({after}) the cuts, "
         "and the tuned study's job-hours (calibration + reported runs, (j)) scaled by its ratio"
-        + (" and by an earlier cut's (`earlier`)" if earlier else "")
+        + (f" ({part} alone)" if part else "")
+        + (" and by earlier cuts' (`earlier`)" if earlier else "")
         + ".\n"
     )
     yield "| method | jobs | before (h) | after (h) | ratio | earlier | study (j) (h) | projected (h) |"
@@ -270,12 +283,13 @@ def projection(before, after, cores=2, earlier=None):
     total = projected = 0.0
     for method, row in study.iterrows():
         r = ratios.loc[method] if method in ratios.index else None
-        hours, before_cut = row.sum(), earlier.get(method, 1.0)
-        scaled = hours * before_cut * (r.ratio if r is not None else 1.0)
+        hours, before_cut, ratio = row.sum(), earlier.get(method, 1.0), r.ratio if r is not None else 1.0
+        cut = row[part] if part else hours  # the job-hours this sample's ratio applies to
+        scaled = (hours - cut + cut * ratio) * before_cut
         total, projected = total + hours, projected + scaled
         cells = "0 | | | 1"
         if r is not None:
-            cells = f"{int(r.jobs)} | {r.wall_before:.3f} | {r.wall_after:.3f} | {r.ratio:.2f}"
+            cells = f"{r.jobs} | {r.wall_before:.3f} | {r.wall_after:.3f} | {r.ratio:.2f}"
         yield f"| {method} | {cells} | {before_cut:.2f} | {hours:.2f} | {scaled:.2f} |"
     yield f"| all | | | | | | {total:.2f} | {projected:.2f} |"
     yield f"\nProjected: {projected:.1f} job-hours, {projected / cores:.1f} h wall on {cores} cores."
@@ -330,6 +344,16 @@ def main():
         help="with --cut: an earlier cut's measured ratio for a method (its display name), applied before this one's",
     )
     parser.add_argument(
+        "--totals",
+        action="store_true",
+        help="with --cut: all the jobs each folder ran (jobs before / after), for a cut that changes the job graph",
+    )
+    parser.add_argument(
+        "--part",
+        choices=["Calibration", "Reported runs"],
+        help="with --cut: the part of the study the sample is of, the only one its ratios scale",
+    )
+    parser.add_argument(
         "--spent", action="store_true", help="instead: the measured job-hours of --measured per method and currency"
     )
     args = parser.parse_args()
@@ -337,7 +361,11 @@ def main():
         lines = spent(args.measured, cores=args.cores)
     else:
         earlier = {method: float(ratio) for method, _, ratio in (e.rpartition("=") for e in args.earlier)}
-        lines = projection(*args.cut, args.cores, earlier) if args.cut else report(args.measured, args.cores)
+        lines = (
+            projection(*args.cut, args.cores, earlier, args.totals, args.part)
+            if args.cut
+            else report(args.measured, args.cores)
+        )
     for line in lines:
         print(line)
 

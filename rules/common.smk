@@ -5,6 +5,7 @@ import inspect
 import math
 import os
 import re
+import types
 from pathlib import Path
 
 import yaml

@@ -128,17 +128,35 @@ def estimate_labels(
     save_npz(out_path, relaxed=relaxed, seeds=seeds)
 
 
-@timed
 def train_hypothesis(source_path, weights_path, labels_path, out_path, network, training, init_key, device, threads):
     """h_t: the network trained on the source with the thresholded estimated labels, weighted by
     the importance weights."""
+    train_hypotheses(
+        source_path, [weights_path], [labels_path], [out_path], network, training, [init_key], device, threads
+    )
+
+
+@timed
+def train_hypotheses(
+    source_path, weights_paths, labels_paths, out_paths, network, training, init_keys, device, threads
+):
+    """The h_t of runs of one seed block whose networks have one shape (their eps, settings and
+    variants: the calibration's, rules/stacked.smk), trained as one block: each run's file is the one
+    it gets alone (train_hypothesis), since no network's arithmetic depends on the others in its
+    block."""
     source = load_block(source_path, ("x",))
     seeds = source["seeds"]
-    weights = load_block(weights_path, ("weights",), seeds)["weights"]
-    y = labels.threshold(load_block(labels_path, ("relaxed",), seeds)["relaxed"])
-    init_seeds = [seed_int(*init_key, int(s)) for s in seeds]
-    model = train_networks(source["x"], y, weights, network, training, init_seeds, device, threads)
-    save_npz(out_path, seeds=seeds, **model)
+    weights = [load_block(path, ("weights",), seeds)["weights"] for path in weights_paths]
+    y = [labels.threshold(load_block(path, ("relaxed",), seeds)["relaxed"]) for path in labels_paths]
+    init_seeds = [seed_int(*key, int(s)) for key in init_keys for s in seeds]
+    x = np.concatenate([source["x"]] * len(init_keys))
+    model = train_networks(
+        x, np.concatenate(y), np.concatenate(weights), network, training, init_seeds, device, threads
+    )
+    runs = len(seeds)
+    for i, out_path in enumerate(out_paths):
+        own = {k: v[i * runs : (i + 1) * runs] if v.ndim else v for k, v in model.items()}
+        save_npz(out_path, seeds=seeds, **own)
 
 
 @timed

@@ -71,6 +71,7 @@ def test_scripts_reach_the_functions_they_call_and_those_these_use(project):
 def test_an_edit_changes_the_digest_of_exactly_the_scripts_that_run_it(project):
     assert changed_by(project, "method/training.py", "return x, (w / totals", "return x, 2 * (w / totals") == {
         "train_hypothesis",
+        "train_hypotheses",
         "reference_models",
         "llp",
         "aim",
@@ -144,6 +145,7 @@ def test_what_an_imported_module_runs_counts_though_the_script_uses_none_of_its_
         "init_hypothesis",
         "estimate_labels",
         "train_hypothesis",
+        "train_hypotheses",
         "plugin_step",
         # plug-ins that import neither the curator's nor the world's steps
         "aim",
@@ -153,6 +155,7 @@ def test_what_an_imported_module_runs_counts_though_the_script_uses_none_of_its_
     # generator), so by the processes that train only
     assert changed_by(project, "method/training.py", "\nALIGN", f"\n{statement}\nALIGN") == {
         "train_hypothesis",
+        "train_hypotheses",
         "reference_models",
         "llp",
         "aim",

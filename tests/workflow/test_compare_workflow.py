@@ -94,6 +94,23 @@ def test_the_extended_study_plans_every_method_dataset_and_eps():
 
 
 @pytest.mark.slow
+def test_the_calibration_trains_each_shape_of_a_block_in_one_job():
+    """On the calibration block, every h_t of one currency, iteration and model (its eps, settings
+    and variants) is one stacked job's (rules/stacked.smk); the files are the ones the runs read."""
+    jobs = plan("tune", *EXTENDED)
+    stacked = [job for job in jobs if job["rule"].startswith("train_hypotheses_")]
+    # 5 calibrated datasets (CTG's choices are transferred) x 2 currencies x T = 2 x 3 models
+    assert len(stacked) == 5 * 2 * 2 * 3
+    assert not [job for job in jobs if job["rule"] == "train_hypothesis"]
+    calibration = [f for job in stacked for f in job["output"]]
+    assert all("/10000-10004/" in f for f in calibration)
+    # 12 settings x 4 eps, less the 6 that repeat others without noise: 42 runs per dataset and
+    # currency, each an h_1 shared by C and I; the 21 of them at T = 2 an h_2 for each
+    assert len(calibration) == len(set(calibration)) == 5 * 2 * (42 + 2 * 21)
+    assert {f for job in jobs for f in job["input"] if f in set(calibration)} == set(calibration)
+
+
+@pytest.mark.slow
 def test_the_tuned_study_runs_every_chosen_setting():
     """With a choice (the committed round-1 choice, read for every currency), the comparison
     evaluates each method's chosen setting at every dataset and eps in each currency it runs in,
