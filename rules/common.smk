@@ -195,6 +195,18 @@ def labels_file(wildcards):
     return f"{R}/learner/{block_dir(wildcards)}/{folder}/{wildcards.variant}/labels_t{wildcards.t}.npz"
 
 
+def hypothesis_key(wildcards):
+    """The key of h_t's initial weights, held-out split and batch order (seeds.seed_int with each
+    run's seed): common to the settings of one eps and variant."""
+    return [
+        "learner",
+        wildcards.dataset,
+        wildcards.eps,
+        wildcards.variant,
+        int(wildcards.t),
+    ]
+
+
 def model_file(wildcards, variant, t):
     if t == 0:
         return f"{R}/learner/{block_dir(wildcards)}/h0.npz"

@@ -210,15 +210,20 @@ def transferred(currency):
     }
 
 
+# The calibration's one seed block (config/tuning.yaml: calibration).
+CALIBRATION_BLOCK = "{}-{}".format(
+    GRID["calibration"]["first_seed"],
+    GRID["calibration"]["first_seed"] + GRID["calibration"]["runs"] - 1,
+)
+
+
 @functools.cache
 def calibration_runs(currency):
     """Every setting of the grid of every method of the currency (its name) on the calibration
     seeds (config/tuning.yaml), on the datasets that draw fresh data (not RESAMPLED), but those
     where it repeats another method's runs (base_method).
     """
-    c = GRID["calibration"]
-    block = f"{c['first_seed']}-{c['first_seed'] + c['runs'] - 1}"
-    calibrated = [settings.format_eps(e) for e in c["epsilons"]]
+    calibrated = [settings.format_eps(e) for e in GRID["calibration"]["epsilons"]]
     runs = []
     for method in CURRENCIES[currency].methods(COMPARISON["methods"]):
         grid = registry.family(method)
@@ -232,7 +237,7 @@ def calibration_runs(currency):
             runs += [
                 r
                 for r in compared_runs(
-                    [block],
+                    [CALIBRATION_BLOCK],
                     {suffix: lambda m, d, e, s=suffix: s},
                     currency,
                     [method],

@@ -135,7 +135,7 @@ rule train_hypothesis:
         code=package_code("train_hypothesis"),
         network=lambda wc: network(wc, "expril"),
         training=config["training"],
-        init_key=lambda wc: ["learner", wc.dataset, wc.eps, wc.variant, int(wc.t)],
+        init_key=hypothesis_key,
         device=config["device"],
     script:
         "../workflow_scripts/train_hypothesis.py"

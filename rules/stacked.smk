@@ -22,12 +22,6 @@ def calibration_stacks():
     return {key: sorted(members) for key, members in stacks.items()}
 
 
-CALIBRATION_BLOCK = "{first_seed}-{last}".format(
-    first_seed=GRID["calibration"]["first_seed"],
-    last=GRID["calibration"]["first_seed"] + GRID["calibration"]["runs"] - 1,
-)
-
-
 def member_wildcards(wildcards, tag, t, member):
     """The wildcards train_hypothesis would have for one run of a stack."""
     eps, suffix, variant = member
@@ -89,8 +83,8 @@ for (_tag, _t, _model), _members in calibration_stacks().items():
                 member_wildcards(wc, tag, t, m), "expril"
             ),
             training=config["training"],
-            init_keys=lambda wc, members=_members, t=_t: [
-                ["learner", wc.dataset, e, v, t] for e, _, v in members
+            init_keys=lambda wc, members=_members, t=_t, tag=_tag: [
+                hypothesis_key(member_wildcards(wc, tag, t, m)) for m in members
             ],
             device=config["device"],
         script:
