@@ -1,22 +1,26 @@
-"""Issue #35, item 4, measured before it is built: ExPriL's hypotheses h_t of one dataset, seed block
-and iteration, trained as the study's jobs train them (one call per eps, currency, setting and
-variant: one `train_hypothesis` job each) and stacked (one call per network shape, every job's
-networks in one block), from a finished study's files. The stacked networks are checked bit for bit
-against the one-call ones (the block trainer's guarantee) and against the study's model files.
+"""Issue #35, item 4: ExPriL's hypotheses h_t of one dataset, seed block and iteration, trained as
+one job per run trains them (learner.train_hypothesis: one call per eps, currency, setting and
+variant) and stacked (learner.train_hypotheses: one call per network shape, as rules/stacked.smk
+runs the calibration's), from a finished study's files. Each stacked file is checked byte for byte
+against the one-run file and against the study's model file.
 
     .venv/bin/python -m benchmarks.stacked_training [--results results/extended] [--dataset E]
         [--seeds 10000-10004] [--t 1] [--currency @approx]
 
-The jobs and their files come from a dry run of `tune` (config/extended.yaml) on the dataset: the
-calibration, whose blocks of 5 train the most small networks. One thread, one process, both ways
-timed in it (each way's step alone: what a job adds to it, its start-up, is the study's measured
-median, printed beside it).
+The runs and their files come from a dry run of `tune` (config/extended.yaml) on the dataset: the
+stacked jobs' (rules/stacked.smk), each run's output with its weights and labels; their networks and
+keys as the workflow sets them (rules/settings.smk's network, rules/common.smk's hypothesis_key).
+One thread, one process, both ways timed in it (CPU time of the steps: what a job adds to it, its
+start-up, is the study's measured median, printed beside it).
 """
 
 import argparse
+import filecmp
+import re
+import tempfile
 import time
+from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import torch
 import yaml
@@ -24,45 +28,36 @@ from snakemake.utils import update_config
 
 from benchmarks.pipeline import ROOT, job_times
 from benchmarks.study_cost import dry_run
-from expril.method import labels
-from expril.seeds import seed_int
-from expril.steps.blocks import load_block, train_networks
+from expril import settings
+from expril.steps import learner
 from expril.workflow import grids
 from expril.workflow.config import planned_config
 
+RUN = re.compile(
+    r"/learner/(?P<dataset>[^/]+)/(?P<seeds>[^/]+)/eps(?P<eps>[^@~/]+)(?P<currency>@\w+)(?P<setting>[^/]*)/(?P<variant>\w+)/model_t(?P<t>\d+)\.npz$"
+)
 
-def jobs(results, dataset, seeds, t, currency):
-    """The calibration's train_hypothesis jobs of the dataset, block and iteration: their files and
-    wildcards."""
+
+def runs(results, dataset, seeds, t, currency):
+    """The calibration's runs of the dataset, block and iteration, each with its files and the
+    wildcards its own train_hypothesis job would have, from the stacked jobs that train them."""
     rows = []
     for rule, fields in dry_run("tune", ["config/extended.yaml"], [f"results={results}", f"datasets=[{dataset}]"]):
-        if rule != "train_hypothesis":
+        if not rule.startswith("train_hypotheses_"):
             continue
-        wildcards = dict(w.split("=", 1) for w in fields["wildcards"].split(", "))
-        if wildcards["seeds"] != seeds or wildcards["t"] != str(t) or currency not in ("", wildcards["currency"]):
-            continue
-        files = dict(zip(("source", "weights", "labels"), fields["input"].split(", ")))
-        rows.append(wildcards | files | {"output": fields["output"]})
+        outputs, (source, *inputs) = fields["output"].split(", "), fields["input"].split(", ")
+        weights, labels = inputs[: len(outputs)], inputs[len(outputs) :]
+        for output, weights_path, labels_path in zip(outputs, weights, labels):
+            run = RUN.search(output).groupdict()
+            if run["seeds"] == seeds and run["t"] == str(t) and currency in ("", run["currency"]):
+                rows.append(run | {"source": source, "weights": weights_path, "labels": labels_path, "output": output})
     return rows
 
 
-def inputs(job, config, grid):
-    """What the job's step trains on, as learner.train_hypothesis reads it, and its network."""
-    source = load_block(ROOT / job["source"], ("x",))
-    block = source["seeds"]
-    weights = load_block(ROOT / job["weights"], ("weights",), block)["weights"]
-    y = labels.threshold(load_block(ROOT / job["labels"], ("relaxed",), block)["relaxed"])
-    init_key = ["learner", job["dataset"], job["eps"], job["variant"], int(job["t"])]
-    network = grids.network(
-        grid, grids.parse(grid, "expril", job["setting"]), config["benchmarks"][job["dataset"]]["hidden"]
-    )
-    return source["x"], y, weights, network, [seed_int(*init_key, int(s)) for s in block]
-
-
-def timed(train, *args):
+def cpu_seconds(step, *args, **kwargs):
     start = time.process_time()
-    model = train(*args)
-    return model, time.process_time() - start
+    step(*args, **kwargs)
+    return time.process_time() - start
 
 
 def main():
@@ -71,72 +66,66 @@ def main():
     parser.add_argument("--dataset", default="E")
     parser.add_argument("--seeds", default="10000-10004")
     parser.add_argument("--t", type=int, default=1)
-    parser.add_argument("--currency", default="@approx", help="one currency's chains ('' for all)")
+    parser.add_argument("--currency", default="@approx", help="one currency's runs ('' for all)")
     args = parser.parse_args()
     torch.set_num_threads(1)
 
     config = planned_config(ROOT)
     update_config(config, yaml.safe_load((ROOT / "config/extended.yaml").read_text()))
     grid = grids.load(ROOT / config["comparison"]["grid"])
-    training = config["training"]
-    planned = jobs(args.results, args.dataset, args.seeds, args.t, args.currency)
-    data = [inputs(job, config, grid) for job in planned]
-
-    def train(x, y, w, network, init_seeds):
-        return train_networks(x, y, w, network, training, init_seeds, "cpu", 1)
-
-    alone, alone_cpu = [], 0.0
-    for x, y, w, network, init_seeds in data:
-        model, cpu = timed(train, x, y, w, network, init_seeds)
-        alone.append(model)
-        alone_cpu += cpu
-
+    common = {"training": config["training"], "device": "cpu", "threads": 1}
+    planned = runs(args.results, args.dataset, args.seeds, args.t, args.currency)
     shapes = {}
-    for i, (*_, network, _) in enumerate(data):
-        shapes.setdefault(yaml.safe_dump(network), []).append(i)
-    stacked_cpu, same, as_study = 0.0, 0, 0
-    for members in shapes.values():
-        x, y, w, network, _ = data[members[0]]
-        stacked, cpu = timed(
-            train,
-            np.concatenate([data[i][0] for i in members]),
-            np.concatenate([data[i][1] for i in members]),
-            np.concatenate([data[i][2] for i in members]),
-            network,
-            [s for i in members for s in data[i][4]],
-        )
-        stacked_cpu += cpu
-        offset = 0
-        for i in members:
-            runs = len(data[i][4])
-            part = {k: v[offset : offset + runs] if v.ndim else v for k, v in stacked.items()}
-            offset += runs
-            same += all(np.array_equal(part[k], alone[i][k]) for k in alone[i])
-            study = np.load(ROOT / planned[i]["output"])
-            as_study += all(np.array_equal(part[k], study[k]) for k in alone[i])
+    for run in planned:
+        chosen = grids.parse(grid, "expril", run["setting"])
+        run["network"] = grids.network(grid, chosen, config["benchmarks"][run["dataset"]]["hidden"])
+        run["key"] = ["learner", run["dataset"], run["eps"], run["variant"], int(run["t"])]
+        shapes.setdefault(yaml.safe_dump(run["network"]), []).append(run)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        alone_cpu = stacked_cpu = 0.0
+        for i, run in enumerate(planned):
+            run["alone"], run["stacked"] = Path(tmp) / f"alone{i}.npz", Path(tmp) / f"stacked{i}.npz"
+            alone_cpu += cpu_seconds(
+                learner.train_hypothesis,
+                ROOT / run["source"],
+                ROOT / run["weights"],
+                ROOT / run["labels"],
+                run["alone"],
+                run["network"],
+                init_key=run["key"],
+                **common,
+            )
+        for members in shapes.values():
+            stacked_cpu += cpu_seconds(
+                learner.train_hypotheses,
+                ROOT / members[0]["source"],
+                [ROOT / run["weights"] for run in members],
+                [ROOT / run["labels"] for run in members],
+                [run["stacked"] for run in members],
+                members[0]["network"],
+                init_keys=[run["key"] for run in members],
+                **common,
+            )
+        same = sum(filecmp.cmp(run["stacked"], run["alone"], shallow=False) for run in planned)
+        as_study = sum(filecmp.cmp(run["stacked"], ROOT / run["output"], shallow=False) for run in planned)
 
     times = job_times(args.results)
     startup = (times.wall - times.step)[(times.rule == "train_hypothesis") & (times.dataset == args.dataset)].median()
-    networks = sum(len(d[4]) for d in data)
-    print(
-        pd.DataFrame(
-            [
-                {
-                    "dataset": args.dataset,
-                    "t": args.t,
-                    "jobs": len(data),
-                    "networks": networks,
-                    "shapes": len(shapes),
-                    "one call per job (CPU s)": round(alone_cpu, 1),
-                    "stacked (CPU s)": round(stacked_cpu, 1),
-                    "ratio": round(stacked_cpu / alone_cpu, 2),
-                    "start-up per job (s)": round(startup, 2),
-                    "stacked = alone": f"{same}/{len(data)}",
-                    "= the study's file": f"{as_study}/{len(data)}",
-                }
-            ]
-        ).to_markdown(index=False)
-    )
+    row = {
+        "dataset": args.dataset,
+        "t": args.t,
+        "jobs": len(planned),
+        "networks": len(planned) * len(settings.block_seeds(args.seeds)),
+        "shapes": len(shapes),
+        "one call per job (CPU s)": round(alone_cpu, 1),
+        "stacked (CPU s)": round(stacked_cpu, 1),
+        "ratio": round(stacked_cpu / alone_cpu, 2),
+        "start-up per job (s)": round(startup, 2),
+        "stacked = alone": f"{same}/{len(planned)}",
+        "= the study's file": f"{as_study}/{len(planned)}",
+    }
+    print(pd.DataFrame([row]).to_markdown(index=False))
 
 
 if __name__ == "__main__":
