@@ -110,10 +110,10 @@ def plugin_params(method, step):
     return params
 
 
-def plugin_code(method):
+def plugin_code(method, script="plugin_step"):
     """The code digest of a plug-in's jobs: the step runner's and the method's own module's."""
     plugin = Path(inspect.getfile(type(method)))
-    return package_code("plugin_step") + code_digest.script_digest(
+    return package_code(script) + code_digest.script_digest(
         plugin, Path(workflow.basedir) / "expril"
     )
 

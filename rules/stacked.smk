@@ -1,8 +1,9 @@
-# The calibration's trainings of ExPriL's h_t, stacked (issue #35, docs/performance.md): on a
-# calibration block, every run of the grid at every calibrated eps trains, so the runs' networks of
-# one shape (model axis), iteration and currency are known when the workflow is parsed and train as
-# one block in one job; each file is the one train_hypothesis writes for its run alone (the block
-# trainer's guarantee), so the rest of the graph reads the same files.
+# The calibration's trainings stacked (issue #35, docs/performance.md): on a calibration block,
+# every run of the grid at every calibrated eps trains, so the runs' networks of one shape (model
+# axis), currency and (ExPriL's) iteration are known when the workflow is parsed and train as one
+# block in one job; each file is the one the run's own job writes (the block trainer's guarantee),
+# so the rest of the graph reads the same files. ExPriL's h_t, and the plug-ins' steps that train
+# several runs at once (Step.per_run).
 
 
 def calibration_stacks():
@@ -91,3 +92,94 @@ for (_tag, _t, _model), _members in calibration_stacks().items():
             "../workflow_scripts/train_hypotheses.py"
 
     workflow.ruleorder(_name, "train_hypothesis")
+
+
+def plugin_stacks(method):
+    """{(currency tag, model): [(eps, setting), ...]}: the calibration runs of a plug-in method, by
+    the shape of their networks."""
+    family, stacks = registry.family(method.name), {}
+    for name, currency in CURRENCIES.items():
+        for run in calibration_runs(name):
+            if run["method"] in method.reports:
+                model = grids.parse(GRID, family, run["setting"]).get("model")
+                member = (settings.format_eps(run["eps"]), run["setting"])
+                stacks.setdefault((currency.tag, model), set()).add(member)
+    return {key: sorted(members) for key, members in stacks.items()}
+
+
+def stacked_runs(method, step, tag, members):
+    """Each member's job as plugins.smk would build it: its inputs, outputs, params and wildcards."""
+    inputs, params = plugin_inputs(method, step), plugin_params(method, step)
+    outputs = plugin_outputs(method, step)
+
+    def runs(wildcards):
+        jobs = []
+        for eps, suffix in members:
+            wc = types.SimpleNamespace(
+                dataset=wildcards.dataset,
+                seeds=CALIBRATION_BLOCK,
+                eps=eps,
+                currency=tag,
+                setting=suffix,
+            )
+            jobs.append(
+                {
+                    "inputs": inputs(wc),
+                    "outputs": {k: v.format(**vars(wc)) for k, v in outputs.items()},
+                    "params": {k: value(wc) for k, value in params.items()},
+                    "wildcards": vars(wc),
+                }
+            )
+        return jobs
+
+    return runs
+
+
+for _method in PLUGINS.values():
+    for _step in (s for s in _method.steps if s.per_run):
+        for (_tag, _model), _members in plugin_stacks(_method).items():
+            _name = f"{_step.rule}_{_tag.strip('@')}_{_model}"
+            _runs = stacked_runs(_method, _step, _tag, _members)
+
+            rule:
+                name:
+                    _name
+                input:
+                    lambda wc, runs=_runs: [
+                        path
+                        for run in runs(wc)
+                        for value in run["inputs"].values()
+                        for path in ([value] if isinstance(value, str) else value)
+                    ],
+                output:
+                    [
+                        file.format(
+                            dataset="{dataset}",
+                            seeds=CALIBRATION_BLOCK,
+                            eps=e,
+                            currency=_tag,
+                            setting=s,
+                        )
+                        for e, s in _members
+                        for file in plugin_outputs(_method, _step).values()
+                    ],
+                log:
+                    f"{R}/logs/{_step.rule}/{{dataset}}/{CALIBRATION_BLOCK}/{_name}.log",
+                benchmark:
+                    f"{R}/benchmarks/{_step.rule}/{{dataset}}/{CALIBRATION_BLOCK}/{_name}.tsv"
+                conda:
+                    "../envs/expril.yaml"
+                threads: 1
+                resources:
+                    gpu=1 if config["device"] == "cuda" else 0,
+                    mem_mb=lambda wc, n=len(_members): settings.job_memory_mb(
+                        GRID["calibration"]["runs"] * n, spec(wc), True
+                    ),
+                params:
+                    step=_step.rule,
+                    runs=_runs,
+                    code=plugin_code(_method, "plugin_stack"),
+                script:
+                    "../workflow_scripts/plugin_stack.py"
+
+            workflow.ruleorder(_name, _step.rule)

@@ -14,7 +14,7 @@ from expril.plugins.registry import register
 from expril.privacy import ledger, mechanisms, noise
 from expril.rivals import aim
 from expril.seeds import rng
-from expril.steps.blocks import load_bins, load_block, log, timed, train_on_records
+from expril.steps.blocks import load_bins, load_block, log, save_runs, timed, train_on_records
 
 
 @timed
@@ -54,19 +54,22 @@ def aim_release(val_path, bins_path, out_path, ledger_path, history_path, name, 
 
 
 @timed
-def train_aim(source_path, bins_path, release_path, out_path, network, training, init_key, device, threads):
-    """The learner's network trained on AIM's (or MST's) records, their bins turned into values by
-    drawing source records from the same bins (aim.debin)."""
+def train_aim(runs, source_path, network, training, device, threads):
+    """The learner's networks trained on AIM's (or MST's) records, each run's (`runs`: its bins,
+    release, key and file; one run, or the calibration's runs of one network shape as one block),
+    their bins turned into values by drawing source records from the same bins (aim.debin)."""
     source = load_block(source_path, ("x",))
     seeds = source["seeds"]
-    edges = load_bins(bins_path, seeds)
-    release = load_block(release_path, ("ids", "y"), seeds)
-    keys = [[*init_key, int(s)] for s in seeds]
-    x = np.stack(
-        [aim.debin(release["ids"][b], source["x"][b], edges[b], rng("debin", *keys[b])) for b in range(len(seeds))]
-    )
-    model = train_on_records(x, release["y"], keys, network, training, device, threads)
-    save_npz(out_path, seeds=seeds, **model)
+    x, y, keys = [], [], []
+    for run in runs:
+        edges = load_bins(run["bins_path"], seeds)
+        release = load_block(run["release_path"], ("ids", "y"), seeds)
+        own = [[*run["init_key"], int(s)] for s in seeds]
+        x += [aim.debin(release["ids"][b], source["x"][b], edges[b], rng("debin", *own[b])) for b in range(len(seeds))]
+        y.append(release["y"])
+        keys += own
+    model = train_on_records(np.stack(x), np.concatenate(y), keys, network, training, device, threads)
+    save_runs([run["out_path"] for run in runs], seeds, model)
 
 
 # AIM's own knobs that a setting may set (config/tuning.yaml: the one-way marginals' share of eps,
@@ -98,6 +101,7 @@ class AIM(Method):
             "model.npz",
             {"source_path": "source", "bins_path": "configured_bins", "release_path": "aim_release"},
             trains=True,
+            per_run=("bins_path", "release_path", "out_path", "init_key"),
         ),
     )
 

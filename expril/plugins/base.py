@@ -43,7 +43,11 @@ class Step:
     may name wildcards of its own ('{variant}/model_t{t}.npz'), or be a dict {argument: file} for
     a step that writes several. A release of a method with several may have a plan of its own
     (`mechanism(ctx)`, else the method's) and says how many queries a run asks of it (`queries(ctx)`,
-    else all its mechanism plans: `planned_queries`)."""
+    else all its mechanism plans: `planned_queries`). A learner step whose function trains several
+    runs at once names the arguments that differ between runs (`per_run`): its function then takes
+    `runs`, a list of {argument: value} per run, and its other arguments once, shared by the runs;
+    one run's job calls it with one run, the calibration's stacks with all the runs whose networks
+    share a shape (rules/stacked.smk), and each run's file must be the one it gets alone."""
 
     rule: str
     run: Callable
@@ -55,9 +59,11 @@ class Step:
     trains: bool = False  # trains networks: on the GPU where configured
     mechanism: Callable = None
     queries: Callable = None
+    per_run: tuple = ()
 
     def arguments(self):
-        return list(inspect.signature(self.run).parameters)
+        """The arguments the function gets: those it names (but `runs`) and each run's own."""
+        return [a for a in inspect.signature(self.run).parameters if a != "runs"] + list(self.per_run)
 
     @property
     def files(self):

@@ -12,7 +12,7 @@ from expril.plugins.registry import register
 from expril.privacy import ledger, mechanisms
 from expril.rivals import dpmerf
 from expril.seeds import rng, seed_int
-from expril.steps.blocks import load_block, log, timed, train_on_records
+from expril.steps.blocks import load_block, log, save_runs, timed, train_on_records
 from expril.steps.curator import release_gaussian
 
 
@@ -77,12 +77,17 @@ def dpmerf_samples(maps_path, release_path, out_path, generator, init_key, rows,
 
 
 @timed
-def train_dpmerf(samples_path, out_path, network, training, init_key, device, threads):
-    """DP-MERF's final network, trained on the generator's records as h* is on the true records."""
-    samples = load_block(samples_path, ("x", "y"))
-    keys = [[*init_key, int(s)] for s in samples["seeds"]]
-    model = train_on_records(samples["x"], samples["y"], keys, network, training, device, threads)
-    save_npz(out_path, seeds=samples["seeds"], **model)
+def train_dpmerf(runs, network, training, device, threads):
+    """DP-MERF's final networks, trained on the generator's records as h* is on the true records,
+    each run's (`runs`: its records, key and file; one run, or the calibration's runs of one network
+    shape as one block)."""
+    first = load_block(runs[0]["samples_path"], ("x", "y"))
+    seeds = first["seeds"]
+    samples = [first] + [load_block(run["samples_path"], ("x", "y"), seeds) for run in runs[1:]]
+    keys = [[*run["init_key"], int(s)] for run in runs for s in seeds]
+    x, y = (np.concatenate([block[k] for block in samples]) for k in ("x", "y"))
+    model = train_on_records(x, y, keys, network, training, device, threads)
+    save_runs([run["out_path"] for run in runs], seeds, model)
 
 
 def generator(ctx):
@@ -130,7 +135,14 @@ class DPMERF(Method):
             params=lambda ctx: {"generator": generator(ctx)},
             trains=True,
         ),
-        Step("train_dpmerf", train_dpmerf, "model.npz", {"samples_path": "dpmerf_samples"}, trains=True),
+        Step(
+            "train_dpmerf",
+            train_dpmerf,
+            "model.npz",
+            {"samples_path": "dpmerf_samples"},
+            trains=True,
+            per_run=("samples_path", "out_path", "init_key"),
+        ),
     )
 
     def mechanism(self, ctx):

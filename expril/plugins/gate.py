@@ -47,6 +47,11 @@ def declared(method, grid):
                 refuse(method, f"its learner step {step.rule} reads {source}, the curator's data: only its release may")
             if isinstance(source, str) and source not in known:
                 refuse(method, f"step {step.rule} reads {source!r}, neither a shared file nor an earlier step")
+        if step.per_run and (step.release or "runs" not in inspect.signature(step.run).parameters):
+            refuse(
+                method,
+                f"step {step.rule} names per-run arguments: only a learner step may, whose function takes `runs`",
+            )
         given = {*step.inputs, *FROM_JOB, *PROVIDED, *step.files, "mechanism"}
         missing = [a for a in _required(step) if a not in given]
         if missing and step.params is None:
@@ -61,7 +66,8 @@ def declared(method, grid):
 
 
 def _required(step):
-    return [n for n, p in inspect.signature(step.run).parameters.items() if p.default is inspect.Parameter.empty]
+    named = inspect.signature(step.run).parameters.items()
+    return [n for n, p in named if p.default is inspect.Parameter.empty and n != "runs"] + list(step.per_run)
 
 
 def planned(method, ctx, step=None):

@@ -12,7 +12,7 @@ from expril.plugins.registry import register
 from expril.privacy import ledger, mechanisms
 from expril.rivals import llp
 from expril.seeds import seed_int
-from expril.steps.blocks import answers, load_bins, load_block, pad, timed, train_networks
+from expril.steps.blocks import answers, load_bins, load_block, pad, save_runs, timed, train_networks
 from expril.steps.curator import answer_block
 from expril.steps.learner import bin_matched_weights, make_bins
 
@@ -37,29 +37,40 @@ def oracle_proportions(val_path, bins_path, out_path, ledger_path, name, mechani
 
 
 @timed
-def train_llp(
-    source_path, bins_path, release_path, out_path, network, training, solver, mechanism, init_key, device, threads
-):
-    """The learner's network trained from LLP's release: on the source, weighted by Pb. 1 from the
-    released bin counts where the dataset has an IS step (uniformly otherwise), with the loss of
-    label proportions on the bags the bins form."""
+def train_llp(runs, source_path, network, training, solver, device, threads):
+    """The learner's networks trained from LLP's release, each run's (`runs`: its bins, release,
+    plan, key and file; one run, or the calibration's runs of one network shape as one block): on
+    the source, weighted by Pb. 1 from the released bin counts where the dataset has an IS step
+    (uniformly otherwise), with the loss of label proportions on the bags the bins form."""
     from expril.method.training import Bags  # torch is imported only by the steps that train
 
-    mechanism = mechanisms.from_param(mechanism)
     source = load_block(source_path, ("x",))
     x, seeds = source["x"], source["seeds"]
-    edges = load_bins(bins_path, seeds)
-    release = load_block(release_path, ("counts", "negatives", "n_bins"), seeds)
-    weights = np.ones(x.shape[:2])
-    bags, proportions = np.empty(x.shape, dtype=np.int64), np.empty(x.shape)
-    for b in range(len(seeds)):
-        counts = answers(release, b, "counts")
-        if mechanism.importance_sampling:
-            weights[b] = bin_matched_weights(x[b], edges[b], counts, mechanism, solver, seeds[b])
-        bags[b], proportions[b] = llp.bags(edges[b], x[b], mechanism, counts, answers(release, b, "negatives"))
-    init_seeds = [seed_int(*init_key, int(s)) for s in seeds]
-    model = train_networks(x, Bags(bags, proportions), weights, network, training, init_seeds, device, threads)
-    save_npz(out_path, seeds=seeds, **model)
+    weights = np.ones((len(runs),) + x.shape[:2])
+    bags, proportions = np.empty((len(runs),) + x.shape, dtype=np.int64), np.empty((len(runs),) + x.shape)
+    for r, run in enumerate(runs):
+        mechanism = mechanisms.from_param(run["mechanism"])
+        edges = load_bins(run["bins_path"], seeds)
+        release = load_block(run["release_path"], ("counts", "negatives", "n_bins"), seeds)
+        for b in range(len(seeds)):
+            counts = answers(release, b, "counts")
+            if mechanism.importance_sampling:
+                weights[r, b] = bin_matched_weights(x[b], edges[b], counts, mechanism, solver, seeds[b])
+            negatives = answers(release, b, "negatives")
+            bags[r, b], proportions[r, b] = llp.bags(edges[b], x[b], mechanism, counts, negatives)
+    init_seeds = [seed_int(*run["init_key"], int(s)) for run in runs for s in seeds]
+    flat = (len(runs) * len(seeds),)
+    model = train_networks(
+        np.concatenate([x] * len(runs)),
+        Bags(bags.reshape(flat + x.shape[1:]), proportions.reshape(flat + x.shape[1:])),
+        weights.reshape(flat + x.shape[1:2]),
+        network,
+        training,
+        init_seeds,
+        device,
+        threads,
+    )
+    save_runs([run["out_path"] for run in runs], seeds, model)
 
 
 class LLP(Method):
@@ -90,6 +101,7 @@ class LLP(Method):
             "model.npz",
             {"source_path": "source", "bins_path": "llp_bins", "release_path": "oracle_proportions"},
             trains=True,
+            per_run=("bins_path", "release_path", "out_path", "mechanism", "init_key"),
         ),
     )
 

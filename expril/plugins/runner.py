@@ -1,5 +1,6 @@
 """A plug-in step's job (workflow_scripts/plugin_step.py): its function called with the arguments
-it names (expril.plugins.base), and a release's ledger checked once it has run (expril.plugins.gate)."""
+it names (expril.plugins.base), and a release's ledger checked once it has run (expril.plugins.gate);
+a stack of runs' trainings (workflow_scripts/plugin_stack.py, rules/stacked.smk) called once."""
 
 from expril import settings
 from expril.plugins import gate, registry
@@ -8,9 +9,9 @@ from expril.plugins import gate, registry
 WORKFLOW_PARAMS = ("code", "budget", "own")
 
 
-def run(rule, inputs, outputs, params, wildcards, threads):
-    method, step = registry.step(rule)
-    given = {
+def given(inputs, outputs, params, wildcards, threads):
+    """Every argument a job offers its step's function."""
+    return {
         **inputs,
         **{k: v for k, v in params.items() if k not in WORKFLOW_PARAMS},
         **params.get("own", {}),
@@ -20,7 +21,30 @@ def run(rule, inputs, outputs, params, wildcards, threads):
         "setting": wildcards["setting"],
         "threads": threads,
     }
-    step.run(**{a: given[a] for a in step.arguments() if a in given})
+
+
+def call(step, runs):
+    """The step's function on the arguments of one run or, for a step that trains several at once
+    (Step.per_run), of `runs`, whose shared arguments must agree."""
+    if not step.per_run:
+        (run,) = runs
+        return step.run(**{a: run[a] for a in step.arguments() if a in run})
+    shared = {a: runs[0][a] for a in step.arguments() if a not in step.per_run and a in runs[0]}
+    for a, value in shared.items():
+        if any(run.get(a) != value for run in runs):
+            raise ValueError(f"{step.rule}: the stacked runs differ in {a}, which its function takes once")
+    return step.run(runs=[{a: run[a] for a in step.per_run if a in run} for run in runs], **shared)
+
+
+def run(rule, inputs, outputs, params, wildcards, threads):
+    method, step = registry.step(rule)
+    call(step, [given(inputs, outputs, params, wildcards, threads)])
     if step.release:
         eps, delta = params["budget"]
         gate.recorded(method, outputs["ledger"], settings.block_seeds(wildcards["seeds"]), eps, delta)
+
+
+def run_stack(rule, runs, threads):
+    """The runs of a stack (each its job's inputs, outputs, params and wildcards) as one call."""
+    _, step = registry.step(rule)
+    call(step, [given(r["inputs"], r["outputs"], r["params"], r["wildcards"], threads) for r in runs])

@@ -84,6 +84,14 @@ def train_networks(x, y, w, network, training, init_seeds, device, threads):
     )
 
 
+def save_runs(out_paths, seeds, model):
+    """Each run's networks of a model trained for several runs of the block (len(seeds) networks
+    each, in the order of `out_paths`), in the run's own file."""
+    n = len(seeds)
+    for i, path in enumerate(out_paths):
+        save_npz(path, seeds=seeds, **{k: v[i * n : (i + 1) * n] if v.ndim else v for k, v in model.items()})
+
+
 def train_on_records(x, y, keys, network, training, device, threads):
     """Networks trained on released or synthetic labelled records, unweighted, each initialised from
     its run's key ("network", *key)."""

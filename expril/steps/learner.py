@@ -7,7 +7,7 @@ from expril.io import save_npz
 from expril.method import binning, labels, mlp, reweight, rff
 from expril.privacy import mechanisms
 from expril.seeds import rng, seed_int
-from expril.steps.blocks import answers, load_bins, load_block, log, timed, train_networks
+from expril.steps.blocks import answers, load_bins, load_block, log, save_runs, timed, train_networks
 
 
 @timed
@@ -153,10 +153,7 @@ def train_hypotheses(
     model = train_networks(
         x, np.concatenate(y), np.concatenate(weights), network, training, init_seeds, device, threads
     )
-    runs = len(seeds)
-    for i, out_path in enumerate(out_paths):
-        own = {k: v[i * runs : (i + 1) * runs] if v.ndim else v for k, v in model.items()}
-        save_npz(out_path, seeds=seeds, **own)
+    save_runs(out_paths, seeds, model)
 
 
 @timed

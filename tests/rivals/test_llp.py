@@ -239,19 +239,14 @@ def test_the_train_llp_step_learns_the_labels_from_the_release(tmp_path):
     plan = mechanisms.Counts(math.inf, 0.0, 2, 1, False).param()
     paths = [tmp_path / f for f in ("val.npz", "bins.npz", "release.npz", "release.ledger.csv")]
     llp_method.oracle_proportions(*paths, "A", plan)
-    llp_method.train_llp(
-        tmp_path / "source.npz",
-        tmp_path / "bins.npz",
-        tmp_path / "release.npz",
-        tmp_path / "model.npz",
-        {"hidden": [32, 32]},
-        TRAINING,
-        None,
-        plan,
-        ["llp", "A", "inf"],
-        "cpu",
-        1,
-    )
+    run = {
+        "bins_path": tmp_path / "bins.npz",
+        "release_path": tmp_path / "release.npz",
+        "out_path": tmp_path / "model.npz",
+        "mechanism": plan,
+        "init_key": ["llp", "A", "inf"],
+    }
+    llp_method.train_llp([run], tmp_path / "source.npz", {"hidden": [32, 32]}, TRAINING, None, "cpu", 1)
     model = load_npz(tmp_path / "model.npz")
     np.testing.assert_array_equal(model["seeds"], seeds)
     accuracy = (mlp.predict(model, test) == (test.sum(axis=2) > 1)).mean(axis=1)

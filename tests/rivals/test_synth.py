@@ -502,9 +502,12 @@ def test_the_train_dpmerf_step_trains_one_network_per_seed_on_its_samples(tmp_pa
     (x0, y0), (x1, y1) = blobs(600, 7), blobs(600, 8)
     save_npz(tmp_path / "samples.npz", x=np.stack([x0, x1]), y=np.stack([y0, 1 - y1]), seeds=np.array([3, 9]))
     training = {"epochs": 30, "batch_size": 64, "lr": 1e-2, "holdout": 0.2, "patience": 5}
-    dpmerf_method.train_dpmerf(
-        tmp_path / "samples.npz", tmp_path / "model.npz", {"hidden": [16]}, training, ["dpmerf", "A", "1"], "cpu", 1
-    )
+    run = {
+        "samples_path": tmp_path / "samples.npz",
+        "out_path": tmp_path / "model.npz",
+        "init_key": ["dpmerf", "A", "1"],
+    }
+    dpmerf_method.train_dpmerf([run], {"hidden": [16]}, training, "cpu", 1)
     model = load_npz(tmp_path / "model.npz")
     np.testing.assert_array_equal(model["seeds"], [3, 9])
     x, y = blobs(2000, 10)

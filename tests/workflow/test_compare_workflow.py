@@ -111,6 +111,25 @@ def test_the_calibration_trains_each_shape_of_a_block_in_one_job():
 
 
 @pytest.mark.slow
+def test_the_calibration_stacks_the_plug_ins_trainings():
+    """The plug-ins' steps that train several runs at once (Step.per_run) are one job per dataset,
+    currency and model on the calibration block: every model the calibration evaluates, and no
+    run's own training job."""
+    jobs = plan("tune", *EXTENDED)
+    # {rule: (its currencies, its runs per dataset and currency)}: 12 settings x 4 eps, less those
+    # that repeat others without noise (AIM's and LLP's knobs but the model are the noise's: 9)
+    for rule, (currencies, runs) in {"train_llp": (2, 39), "train_aim": (2, 39), "train_dpmerf": (1, 48)}.items():
+        stacked = [job for job in jobs if job["rule"].startswith(f"{rule}_")]
+        # 5 calibrated datasets x the method's currencies x 3 models
+        assert len(stacked) == 5 * currencies * 3, rule
+        assert not [job for job in jobs if job["rule"] == rule]
+        models = [f for job in stacked for f in job["output"]]
+        assert len(models) == len(set(models)) == 5 * currencies * runs, rule
+        evaluated = {f for job in jobs if job["rule"] == "evaluate_rival" for f in job["input"]}
+        assert set(models) <= evaluated
+
+
+@pytest.mark.slow
 def test_the_tuned_study_runs_every_chosen_setting():
     """With a choice (the committed round-1 choice, read for every currency), the comparison
     evaluates each method's chosen setting at every dataset and eps in each currency it runs in,

@@ -1,0 +1,7 @@
+from expril.workflow.joblog import setup_logging
+
+setup_logging(snakemake.log[0])
+# After the redirect, so that an import error reaches the job's log.
+from expril.plugins import runner
+
+runner.run_stack(rule=snakemake.params.step, runs=snakemake.params.runs, threads=snakemake.threads)
