@@ -109,9 +109,11 @@ def planned(target, configfiles, config=()):
     """The jobs of `snakemake --dry-run --forceall target`: rule, method, dataset, cell, runs."""
     rows = []
     for rule, fields in dry_run(target, configfiles, config):
-        benchmark = re.search(rf"/benchmarks/{rule}(/.*)\.tsv$", fields.get("benchmark", ""))
+        # a stacked job's benchmark is in the folder of the rule whose runs it stacks
+        benchmark = re.search(r"/benchmarks/(\w+)(/.*)\.tsv$", fields.get("benchmark", ""))
+        rule = benchmark[1] if benchmark else rule
         output = fields.get("output", "")  # none for a target rule
-        path = benchmark[1] if benchmark else "/" + output
+        path = benchmark[2] if benchmark else "/" + output
         dataset = re.search(r"/(?:data|curator|learner|oracle|eval|reference)/([^/]+)/", output)
         rows.append(
             {

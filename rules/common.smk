@@ -270,13 +270,18 @@ def reweight_inputs(wildcards):
     return inputs
 
 
-def evaluated_models(wildcards):
-    """Every h_t (t = 0..T, T the setting's) of every variant for this dataset, block and eps."""
-    return {
-        f"{v}_t{t}": model_file(wildcards, v, t)
+def hypothesis_models(wildcards):
+    """(variant, t, file) of every h_t (t = 0..T, T the setting's) of every variant for this
+    dataset, block and eps."""
+    return [
+        (v, t, model_file(wildcards, v, t))
         for v in config["variants"]
         for t in range(iterations(wildcards) + 1)
-    }
+    ]
+
+
+def evaluated_models(wildcards):
+    return {f"{v}_t{t}": path for v, t, path in hypothesis_models(wildcards)}
 
 
 def run_ledgers():

@@ -218,10 +218,13 @@ CALIBRATION_BLOCK = "{}-{}".format(
 
 
 @functools.cache
+@functools.cache
 def calibration_runs(currency):
     """Every setting of the grid of every method of the currency (its name) on the calibration
     seeds (config/tuning.yaml), on the datasets that draw fresh data (not RESAMPLED), but those
-    where it repeats another method's runs (base_method).
+    where it repeats another method's runs (base_method). Computed once per invocation: the
+    stacked rules (rules/stacked.smk) read it when the workflow is parsed, and its runs are never
+    changed.
     """
     calibrated = [settings.format_eps(e) for e in GRID["calibration"]["epsilons"]]
     runs = []

@@ -18,9 +18,7 @@ rule evaluate_hypotheses:
         mem_mb=memory_mb(),
     params:
         code=package_code("evaluate_hypotheses"),
-        models=lambda wc: [
-            (v, t) for v in config["variants"] for t in range(iterations(wc) + 1)
-        ],
+        models=lambda wc: [(v, t) for v, t, _ in hypothesis_models(wc)],
     script:
         "../workflow_scripts/evaluate_hypotheses.py"
 

@@ -2,8 +2,8 @@
 # every run of the grid at every calibrated eps trains, so the runs' networks of one shape (model
 # axis), currency and (ExPriL's) iteration are known when the workflow is parsed and train as one
 # block in one job; each file is the one the run's own job writes (the block trainer's guarantee),
-# so the rest of the graph reads the same files. ExPriL's h_t, and the plug-ins' steps that train
-# several runs at once (Step.per_run).
+# so the rest of the graph reads the same files. ExPriL's h_t, the plug-ins' steps that train
+# several runs at once (Step.per_run), and the evaluations, one job per dataset, currency and method.
 
 
 def calibration_stacks():
@@ -183,3 +183,97 @@ for _method in PLUGINS.values():
                     "../workflow_scripts/plugin_stack.py"
 
             workflow.ruleorder(_name, _step.rule)
+
+
+def evaluation_stacks():
+    """{(dataset, currency name, method): [run, ...]}: the calibration's runs, ExPriL's C and I one
+    method (they share their evaluation files)."""
+    stacks = {}
+    for name in CURRENCIES:
+        for run in calibration_runs(name):
+            method = "expril" if run["method"] in grids.VARIANT else run["method"]
+            stacks.setdefault((run["dataset"], name, method), {})[
+                run["evaluation"]
+            ] = run
+    return {key: list(runs.values()) for key, runs in stacks.items()}
+
+
+def run_wildcards(run):
+    """The wildcards of a calibration run's own evaluation job."""
+    return types.SimpleNamespace(
+        dataset=run["dataset"],
+        seeds=CALIBRATION_BLOCK,
+        eps=settings.format_eps(run["eps"]),
+        currency=CURRENCIES[run["currency"]].tag,
+        setting=run["setting"],
+        rival=run["method"],
+    )
+
+
+def evaluated(runs, method):
+    """The stack's params: each run's files and what its own job's script passes on."""
+
+    def params(wildcards):
+        rivals, hypotheses = [], []
+        for run in runs:
+            wc = run_wildcards(run)
+            given = {"out": run["evaluation"], "eps": float(wc.eps)}
+            if method == "expril":
+                hypotheses.append(given | {"models": hypothesis_models(wc)})
+            else:
+                rivals.append(
+                    given | {"model": rival_model(wc), "method": run["method"]}
+                )
+        return {"rivals": rivals, "hypotheses": hypotheses}
+
+    return params
+
+
+def stack_models(params):
+    """The model files an evaluation stack's params name."""
+    return [run["model"] for run in params["rivals"]] + [
+        path for run in params["hypotheses"] for _, _, path in run["models"]
+    ]
+
+
+for (_dataset, _currency, _method), _runs in evaluation_stacks().items():
+    _tag = CURRENCIES[_currency].tag
+    _name = "_".join(
+        re.sub(r"\W", "_", part) for part in ("evaluate", _method, _dataset, _currency)
+    )
+    _rule = "evaluate_hypotheses" if _method == "expril" else "evaluate_rival"
+    # the benchmark where the cost model finds the method (benchmarks/study_cost.py)
+    _job = f"{_dataset}/{CALIBRATION_BLOCK}/" + (
+        f"stacked{_tag}" if _method == "expril" else f"eps_all{_tag}/{_method}"
+    )
+
+    rule:
+        name:
+            _name
+        input:
+            target_test=expand(
+                rules.split_target.output.test,
+                dataset=_dataset,
+                seeds=CALIBRATION_BLOCK,
+            ),
+            models=lambda wc, params=evaluated(_runs, _method): stack_models(params(wc)),
+        output:
+            [run["evaluation"] for run in _runs],
+        log:
+            f"{R}/logs/{_rule}/{_job}.log",
+        benchmark:
+            f"{R}/benchmarks/{_rule}/{_job}.tsv"
+        conda:
+            "../envs/expril.yaml"
+        resources:
+            mem_mb=settings.job_memory_mb(
+                GRID["calibration"]["runs"], config["benchmarks"][_dataset], False
+            ),
+        params:
+            runs=evaluated(_runs, _method),
+            dataset=_dataset,
+            code=package_code("evaluate_stack"),
+        script:
+            "../workflow_scripts/evaluate_stack.py"
+
+    workflow.ruleorder(_name, _rule)

@@ -41,6 +41,19 @@ def evaluate_hypotheses(test_path, models, out_path, name, eps):
 
 
 @timed
+def evaluate_stack(test_path, rivals, hypotheses, name):
+    """The evaluations of several runs of one block in one job (the calibration's: rules/stacked.smk),
+    each file the one its run's own job writes: `rivals` [{model, out, method, eps}] as
+    evaluate_rival scores them, `hypotheses` [{models: [(variant, t, file)], out, eps}] as
+    evaluate_hypotheses does."""
+    for run in rivals:
+        evaluate_rival(test_path, run["model"], run["out"], name, run["method"], run["eps"])
+    for run in hypotheses:
+        models = {(variant, t): path for variant, t, path in run["models"]}
+        evaluate_hypotheses(test_path, models, run["out"], name, run["eps"])
+
+
+@timed
 def reference_models(val_path, test_path, out_csv, out_model, name, hidden, training, device, threads):
     """h*: the same architecture trained on the target validation split with its true labels;
     h0*: the validation split's majority class (a tie goes to 1), both scored on the test split."""

@@ -125,8 +125,26 @@ def test_the_calibration_stacks_the_plug_ins_trainings():
         assert not [job for job in jobs if job["rule"] == rule]
         models = [f for job in stacked for f in job["output"]]
         assert len(models) == len(set(models)) == 5 * currencies * runs, rule
-        evaluated = {f for job in jobs if job["rule"] == "evaluate_rival" for f in job["input"]}
+        evaluated = {f for job in jobs if job["rule"].startswith("evaluate_") for f in job["input"]}
         assert set(models) <= evaluated
+
+
+@pytest.mark.slow
+def test_the_calibration_evaluates_each_method_of_a_dataset_in_one_job():
+    """The calibration's evaluations are one job per dataset, currency and method (C and I one):
+    every file the selection reads, and no run's own evaluation job."""
+    jobs = plan("tune", *EXTENDED)
+    assert not [job for job in jobs if job["rule"] in ("evaluate_rival", "evaluate_hypotheses")]
+    stacks = [job for job in jobs if job["rule"].startswith("evaluate_")]
+    # 5 datasets x (ExPriL, LLP and AIM in 2 currencies, DP-SGD and DP-MERF in one) + C and I by
+    # MMD on the 3 datasets with an IS step
+    assert len(stacks) == 5 * (3 * 2 + 2) + 3 * 2
+    written = [f for job in stacks for f in job["output"]]
+    selected = {f for job in jobs if job["rule"] == "select_settings" for f in job["input"] if "/eval/" in f}
+    assert len(written) == len(set(written)) and set(written) == selected
+    # each stack reads the models of its runs: ExPriL's h_0..h_T, a rival's final model
+    llp = next(job for job in stacks if job["rule"] == "evaluate_llp_A_approx")
+    assert len(llp["output"]) == 39 and sum("/model.npz" in f for f in llp["input"]) == 39
 
 
 @pytest.mark.slow
