@@ -99,12 +99,13 @@ def main():
         for members in shapes.values():
             stacked_cpu += cpu_seconds(
                 learner.train_hypotheses,
+                [
+                    {"weights_path": ROOT / r["weights"], "labels_path": ROOT / r["labels"]}
+                    | {"out_path": r["stacked"], "init_key": r["key"]}
+                    for r in members
+                ],
                 ROOT / members[0]["source"],
-                [ROOT / run["weights"] for run in members],
-                [ROOT / run["labels"] for run in members],
-                [run["stacked"] for run in members],
                 members[0]["network"],
-                init_keys=[run["key"] for run in members],
                 **common,
             )
         same = sum(filecmp.cmp(run["stacked"], run["alone"], shallow=False) for run in planned)

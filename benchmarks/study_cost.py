@@ -267,16 +267,34 @@ def cut_ratios(before, after, totals=False):
     return table.assign(ratio=table.wall_after / table.wall_before, jobs=jobs)
 
 
-def projection(before, after, cores=2, earlier=None, totals=False, part=None):
+def rule_shares(sample, results, part, calibration_from=10000):
+    """Per method, the share of its `part`'s job-hours in the finished study `results` that the
+    rules of the `sample`'s jobs (a results folder) took: the part a sample of those rules alone
+    measures."""
+    jobs, rules = measured(results), measured(sample).groupby("method").rule.agg(set)
+    first = jobs["first"].astype(float)
+    jobs = jobs[first >= calibration_from] if part == "Calibration" else jobs[first < calibration_from]
+    hours = jobs.groupby("method").wall.sum()
+    sampled = jobs[[rule in rules.get(m, ()) for m, rule in zip(jobs.method, jobs.rule)]]
+    return (sampled.groupby("method").wall.sum() / hours).reindex(rules.index).fillna(0.0)
+
+
+def projection(before, after, cores=2, earlier=None, totals=False, part=None, shares_from=None):
     """The tuned study's measured cost (RESULTS.md (j)), each method's share scaled by its ratio
     measured on a sample of cells run by the code before and after the cuts (on `part` alone,
-    'Calibration' or 'Reported runs', where the sample is of one), and by `earlier` ({method:
-    ratio}, earlier cuts' measured ratios, 1 for a method not named), as Markdown lines."""
+    'Calibration' or 'Reported runs', where the sample is of one; with `shares_from`, a finished
+    study, on the share of that part its sample's rules took there, where the sample is of the
+    rules a cut changed), and by `earlier` ({method: ratio}, earlier cuts' measured ratios, 1 for a
+    method not named), as Markdown lines."""
     ratios, study, earlier = cut_ratios(before, after, totals), studied(), earlier or {}
+    if shares_from:
+        shares = rule_shares(before, shares_from, part)
+        ratios = ratios.assign(share=shares, ratio=1 - shares + shares * ratios.ratio)
     yield (
         f"Each method's jobs of the same sample, run by the code before ({before}) and after ({after}) the cuts, "
         "and the tuned study's job-hours (calibration + reported runs, (j)) scaled by its ratio"
         + (f" ({part} alone)" if part else "")
+        + (f", on the share of it the sample's rules took in {shares_from} (`share`)" if shares_from else "")
         + (" and by earlier cuts' (`earlier`)" if earlier else "")
         + ".\n"
     )
@@ -291,7 +309,8 @@ def projection(before, after, cores=2, earlier=None, totals=False, part=None):
         total, projected = total + hours, projected + scaled
         cells = "0 | | | 1"
         if r is not None:
-            cells = f"{r.jobs} | {r.wall_before:.3f} | {r.wall_after:.3f} | {r.ratio:.2f}"
+            share = f" (share {r.share:.2f})" if shares_from else ""
+            cells = f"{r.jobs} | {r.wall_before:.3f} | {r.wall_after:.3f} | {r.ratio:.2f}{share}"
         yield f"| {method} | {cells} | {before_cut:.2f} | {hours:.2f} | {scaled:.2f} |"
     yield f"| all | | | | | | {total:.2f} | {projected:.2f} |"
     yield f"\nProjected: {projected:.1f} job-hours, {projected / cores:.1f} h wall on {cores} cores."
@@ -356,6 +375,12 @@ def main():
         help="with --cut: the part of the study the sample is of, the only one its ratios scale",
     )
     parser.add_argument(
+        "--shares-from",
+        metavar="RESULTS",
+        help="with --cut and --part: a finished study; the sample is of the rules a cut changed, and each "
+        "method's ratio scales the share of its part those rules took there (the rest unchanged)",
+    )
+    parser.add_argument(
         "--spent", action="store_true", help="instead: the measured job-hours of --measured per method and currency"
     )
     args = parser.parse_args()
@@ -364,7 +389,7 @@ def main():
     else:
         earlier = {method: float(ratio) for method, _, ratio in (e.rpartition("=") for e in args.earlier)}
         lines = (
-            projection(*args.cut, args.cores, earlier, args.totals, args.part)
+            projection(*args.cut, args.cores, earlier, args.totals, args.part, args.shares_from)
             if args.cut
             else report(args.measured, args.cores)
         )

@@ -1,9 +1,15 @@
-# The calibration's trainings stacked (issue #35, docs/performance.md): on a calibration block,
-# every run of the grid at every calibrated eps trains, so the runs' networks of one shape (model
-# axis), currency and (ExPriL's) iteration are known when the workflow is parsed and train as one
-# block in one job; each file is the one the run's own job writes (the block trainer's guarantee),
-# so the rest of the graph reads the same files. ExPriL's h_t, the plug-ins' steps that train
-# several runs at once (Step.per_run), and the evaluations, one job per dataset, currency and method.
+# The calibration's trainings and evaluations stacked (issue #35, docs/performance.md): on a
+# calibration block, every run of the grid at every calibrated eps runs, so the runs whose networks
+# share a shape (model axis), currency and iteration are known when the workflow is parsed and train
+# as one block in one job, and one job per dataset, currency and method evaluates its runs. Each
+# file is the one the run's own job writes (the block trainer's guarantee; the evaluator's steps,
+# called per run), so the rest of the graph reads the same files. ExPriL's h_t and the plug-ins'
+# steps that train several runs at once (Step.per_run) are stacked.
+
+
+# {stacked rule: the rule whose runs it runs}: the taint audit gives a stack its rule's role
+# (expril.privacy.taint: an evaluation stack reads the target's test split as evaluate_* does).
+STACKED = {}
 
 
 def calibration_stacks():
@@ -92,19 +98,36 @@ for (_tag, _t, _model), _members in calibration_stacks().items():
             "../workflow_scripts/train_hypotheses.py"
 
     workflow.ruleorder(_name, "train_hypothesis")
+    STACKED[_name] = "train_hypothesis"
 
 
-def plugin_stacks(method):
-    """{(currency tag, model): [(eps, setting), ...]}: the calibration runs of a plug-in method, by
-    the shape of their networks."""
+def plugin_stacks(method, step):
+    """{(currency tag, model, the step's own wildcards): [(eps, setting, wildcards), ...]}: the
+    calibration runs of a plug-in method, by the shape of their networks and the step's own
+    wildcards (Method.field_values: ExPriL by MMD's iteration, whose h_t need the h_(t-1)).
+    """
     family, stacks = registry.family(method.name), {}
     for name, currency in CURRENCIES.items():
         for run in calibration_runs(name):
-            if run["method"] in method.reports:
-                model = grids.parse(GRID, family, run["setting"]).get("model")
-                member = (settings.format_eps(run["eps"]), run["setting"])
-                stacks.setdefault((currency.tag, model), set()).add(member)
+            if run["method"] not in method.reports:
+                continue
+            model = grids.parse(GRID, family, run["setting"]).get("model")
+            eps = settings.format_eps(run["eps"])
+            ctx = plugin_context(
+                method, run["dataset"], CALIBRATION_BLOCK, eps, run["setting"], currency
+            )
+            for values in method.field_values(step, ctx):
+                fields = tuple(sorted(values.items()))
+                member = (eps, run["setting"], fields)
+                stacks.setdefault((currency.tag, model, fields), set()).add(member)
     return {key: sorted(members) for key, members in stacks.items()}
+
+
+class MemberWildcards(types.SimpleNamespace):
+    """A stacked run's wildcards, read by name or by key as Snakemake's are."""
+
+    def __getitem__(self, key):
+        return getattr(self, key)
 
 
 def stacked_runs(method, step, tag, members):
@@ -114,13 +137,14 @@ def stacked_runs(method, step, tag, members):
 
     def runs(wildcards):
         jobs = []
-        for eps, suffix in members:
-            wc = types.SimpleNamespace(
+        for eps, suffix, fields in members:
+            wc = MemberWildcards(
                 dataset=wildcards.dataset,
                 seeds=CALIBRATION_BLOCK,
                 eps=eps,
                 currency=tag,
                 setting=suffix,
+                **dict(fields),
             )
             jobs.append(
                 {
@@ -137,8 +161,9 @@ def stacked_runs(method, step, tag, members):
 
 for _method in PLUGINS.values():
     for _step in (s for s in _method.steps if s.per_run):
-        for (_tag, _model), _members in plugin_stacks(_method).items():
-            _name = f"{_step.rule}_{_tag.strip('@')}_{_model}"
+        for (_tag, _model, _fields), _members in plugin_stacks(_method, _step).items():
+            _own = "".join(f"_{f}{v}" for f, v in _fields)  # _t2_variantC
+            _name = f"{_step.rule}_{_tag.strip('@')}_{_model}{_own}"
             _runs = stacked_runs(_method, _step, _tag, _members)
 
             rule:
@@ -159,8 +184,9 @@ for _method in PLUGINS.values():
                             eps=e,
                             currency=_tag,
                             setting=s,
+                            **dict(f),
                         )
-                        for e, s in _members
+                        for e, s, f in _members
                         for file in plugin_outputs(_method, _step).values()
                     ],
                 log:
@@ -183,6 +209,7 @@ for _method in PLUGINS.values():
                     "../workflow_scripts/plugin_stack.py"
 
             workflow.ruleorder(_name, _step.rule)
+            STACKED[_name] = _step.rule
 
 
 def evaluation_stacks():
@@ -277,3 +304,4 @@ for (_dataset, _currency, _method), _runs in evaluation_stacks().items():
             "../workflow_scripts/evaluate_stack.py"
 
     workflow.ruleorder(_name, _rule)
+    STACKED[_name] = _rule

@@ -4,14 +4,12 @@ setup_logging(snakemake.log[0])
 # After the redirect, so that an import error reaches the job's log.
 from expril.steps import learner
 
+runs = zip(snakemake.input.weights, snakemake.input.labels, snakemake.output, snakemake.params.init_keys)
 learner.train_hypotheses(
+    runs=[{"weights_path": w, "labels_path": y, "out_path": out, "init_key": key} for w, y, out, key in runs],
     source_path=snakemake.input.source[0],
-    weights_paths=list(snakemake.input.weights),
-    labels_paths=list(snakemake.input.labels),
-    out_paths=list(snakemake.output),
     network=snakemake.params.network,
     training=snakemake.params.training,
-    init_keys=snakemake.params.init_keys,
     device=snakemake.params.device,
     threads=snakemake.threads,
 )

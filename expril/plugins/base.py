@@ -146,6 +146,17 @@ class Method(ABC):
         others beside it (ExPriL by MMD's embedding)."""
         return {mechanism}
 
+    def field_values(self, step, ctx):
+        """The values of `step`'s own wildcards (Step.fields) that the run `ctx` needs, [{field:
+        value}]: where it trains several runs at once (Step.per_run), the calibration's stacks
+        (rules/stacked.smk) hold a run's files at each. A step without fields has one file a run."""
+        if step.fields:
+            raise NotImplementedError(
+                f"plug-in {self.name!r}: step {step.rule} trains several runs at once and names wildcards of its own "
+                f"({', '.join(step.fields)}): its method must say which values a run needs (Method.field_values)"
+            )
+        return [{}]
+
     def repeats_on(self, spec):
         """Whether this method's reports repeat their `bases` on a dataset of this benchmark entry."""
         return False

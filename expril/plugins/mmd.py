@@ -153,7 +153,7 @@ class ExPriLByMMD(Method):
         ),
         Step(
             "mmd_train",
-            learner.train_hypothesis,
+            learner.train_hypotheses,
             "{variant}/model_t{t}.npz",
             {
                 "source_path": "source",
@@ -164,12 +164,22 @@ class ExPriLByMMD(Method):
             },
             params=lambda ctx: {"init_key": ["learner", ctx.dataset, ctx.eps_text, *fields(ctx)]},
             trains=True,
+            per_run=("weights_path", "labels_path", "out_path", "init_key"),
         ),
     )
 
     @property
     def reports(self):
         return {"C-mmd": "C-ExPriL (MMD)", "I-mmd": "I-ExPriL (MMD)"}
+
+    def field_values(self, step, ctx):
+        """A run's h_t, t = 1..T: h_1 shared by C and I, then each variant's."""
+        if step.rule != "mmd_train":
+            return super().field_values(step, ctx)
+        t_max = iterations(ctx)
+        return [
+            {"variant": v, "t": str(t)} for t in range(1, t_max + 1) for v in sorted({variant_dir(v, t) for v in "CI"})
+        ]
 
     def folder(self, step, results, dataset, seeds, eps_folder, suffix):
         """Beside ExPriL's run of the same eps and currency: eps1@approx-mmd~snr=16/."""

@@ -77,7 +77,9 @@ class Job:
     input: tuple
     output: tuple
     release: bool = False
-    base: str = None  # a module's rule (rules/ambiguity.smk): the rule of reproduction.smk it reuses
+    # the rule whose role it has: a module's rule's (rules/ambiguity.smk) in reproduction.smk, a
+    # stack's (rules/stacked.smk: STACKED) the rule whose runs it runs
+    base: str = None
 
     @property
     def role(self):
@@ -189,14 +191,14 @@ def load(snakefile=None, directory=None, configfiles=(), config=None, targets=()
             workflow = workflow_api._workflow
             workflow._prepare_dag(forceall=True, ignore_incomplete=True, lock_warn_only=True, nolock=True)
             workflow._build_dag()
-            modules = workflow.modules
+            modules, stacked = workflow.modules, workflow.globals.get("STACKED", {})
             jobs = [
                 Job(
                     job.rule.name,
                     tuple(job.input),
                     tuple(job.output),
                     is_release(dict(job.params.items()), dict(job.output.items())),
-                    module_rule(job.rule.name, modules),
+                    stacked.get(job.rule.name) or module_rule(job.rule.name, modules),
                 )
                 for job in workflow.dag.jobs
             ]

@@ -131,29 +131,26 @@ def estimate_labels(
 def train_hypothesis(source_path, weights_path, labels_path, out_path, network, training, init_key, device, threads):
     """h_t: the network trained on the source with the thresholded estimated labels, weighted by
     the importance weights."""
-    train_hypotheses(
-        source_path, [weights_path], [labels_path], [out_path], network, training, [init_key], device, threads
-    )
+    run = {"weights_path": weights_path, "labels_path": labels_path, "out_path": out_path, "init_key": init_key}
+    train_hypotheses([run], source_path, network, training, device, threads)
 
 
 @timed
-def train_hypotheses(
-    source_path, weights_paths, labels_paths, out_paths, network, training, init_keys, device, threads
-):
-    """The h_t of runs of one seed block whose networks have one shape (their eps, settings and
-    variants: the calibration's, rules/stacked.smk), trained as one block: each run's file is the one
-    it gets alone (train_hypothesis), since no network's arithmetic depends on the others in its
-    block."""
+def train_hypotheses(runs, source_path, network, training, device, threads):
+    """The h_t of runs of one seed block whose networks have one shape (`runs`: each one's weights,
+    labels, key and file; the calibration's eps, settings and variants, rules/stacked.smk), trained
+    as one block: each run's file is the one it gets alone (train_hypothesis), since no network's
+    arithmetic depends on the others in its block."""
     source = load_block(source_path, ("x",))
     seeds = source["seeds"]
-    weights = [load_block(path, ("weights",), seeds)["weights"] for path in weights_paths]
-    y = [labels.threshold(load_block(path, ("relaxed",), seeds)["relaxed"]) for path in labels_paths]
-    init_seeds = [seed_int(*key, int(s)) for key in init_keys for s in seeds]
-    x = np.concatenate([source["x"]] * len(init_keys))
+    weights = [load_block(run["weights_path"], ("weights",), seeds)["weights"] for run in runs]
+    y = [labels.threshold(load_block(run["labels_path"], ("relaxed",), seeds)["relaxed"]) for run in runs]
+    init_seeds = [seed_int(*run["init_key"], int(s)) for run in runs for s in seeds]
+    x = np.concatenate([source["x"]] * len(runs))
     model = train_networks(
         x, np.concatenate(y), np.concatenate(weights), network, training, init_seeds, device, threads
     )
-    save_runs(out_paths, seeds, model)
+    save_runs([run["out_path"] for run in runs], seeds, model)
 
 
 @timed

@@ -27,14 +27,11 @@ def test_stacked_runs_write_the_files_their_own_jobs_write(tmp_path):
         learner.train_hypothesis(
             tmp_path / "source.npz", weights, labels, tmp_path / f"alone{r}.npz", init_key=key, **common
         )
-    learner.train_hypotheses(
-        tmp_path / "source.npz",
-        [w for w, _, _ in runs],
-        [y for _, y, _ in runs],
-        [tmp_path / f"stacked{r}.npz" for r in range(len(runs))],
-        init_keys=[k for _, _, k in runs],
-        **common,
-    )
+    stacked = [
+        {"weights_path": w, "labels_path": y, "out_path": tmp_path / f"stacked{r}.npz", "init_key": key}
+        for r, (w, y, key) in enumerate(runs)
+    ]
+    learner.train_hypotheses(stacked, tmp_path / "source.npz", **common)
     for r in range(len(runs)):
         alone, together = np.load(tmp_path / f"alone{r}.npz"), np.load(tmp_path / f"stacked{r}.npz")
         assert sorted(alone.files) == sorted(together.files)

@@ -111,3 +111,19 @@ def test_the_gate_refuses_per_run_arguments_on_a_release_or_without_runs():
 
     with pytest.raises(gate.Refused, match="step r names per-run arguments"):
         gate.declared(Stacked(), {"families": {"stackedrelease": {}}})
+
+
+def test_mmd_runs_of_other_iterations_train_as_one_stack(tmp_path):
+    """ExPriL by MMD's h_t train through ExPriL's own stacked step (learner.train_hypotheses)."""
+    rng = np.random.default_rng(3)
+    source(tmp_path, rng)
+    runs = []
+    for r, key in enumerate(
+        [["learner", "C", "1", "both", 1], ["learner", "C", "1", "C", 2], ["learner", "C", "10", "I", 2]]
+    ):
+        weights, labels = tmp_path / f"weights{r}.npz", tmp_path / f"labels{r}.npz"
+        save_npz(weights, weights=rng.uniform(0.5, 2, size=(2, 60)), seeds=SEEDS)
+        save_npz(labels, relaxed=rng.uniform(size=(2, 60)), seeds=SEEDS)
+        runs.append({"weights_path": weights, "labels_path": labels, "init_key": key})
+    shared = {"source_path": tmp_path / "source.npz"} | SHARED
+    assert_alone_equals_stacked(tmp_path, "mmd_train", [run | shared for run in runs])

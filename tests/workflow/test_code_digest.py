@@ -89,6 +89,7 @@ def test_an_edit_changes_the_digest_of_exactly_the_scripts_that_run_it(project):
     assert changed_by(project, "steps/evaluator.py", "predicted.mean(axis=1)}", "1 - predicted.mean(axis=1)}") == {
         "evaluate_hypotheses",
         "evaluate_rival",
+        "evaluate_stack",
     }
     # settings: format_eps is used by the tables only (the ambiguity report's and the tuning's too), n_val by the
     # split, Table 1 and the identification
@@ -106,7 +107,10 @@ def test_an_edit_changes_the_digest_of_exactly_the_scripts_that_run_it(project):
     }
     # io's atomic writes are used by every step (a plug-in's by its module; the runner writes nothing)
     every = set(digests(project))
-    assert changed_by(project, "io.py", "os.replace(tmp, path)", "os.rename(tmp, path)") == every - {"plugin_step"}
+    assert changed_by(project, "io.py", "os.replace(tmp, path)", "os.rename(tmp, path)") == every - {
+        "plugin_step",
+        "plugin_stack",
+    }
 
 
 def test_a_plugin_methods_digest_is_its_own(project):
@@ -147,6 +151,7 @@ def test_what_an_imported_module_runs_counts_though_the_script_uses_none_of_its_
         "train_hypothesis",
         "train_hypotheses",
         "plugin_step",
+        "plugin_stack",
         # plug-ins that import neither the curator's nor the world's steps
         "aim",
         "dpsgd",
@@ -171,7 +176,7 @@ def test_decorators_and_classes_count_where_their_module_is_imported(project):
     every = set(digests(project))
     assert changed_by(
         project, "steps/blocks.py", "    @functools.wraps(step)", "    step.timed = True\n    @functools.wraps(step)"
-    ) == every - REPORTS - {"plugin_step"}
+    ) == every - REPORTS - {"plugin_step", "plugin_stack"}
     # a class registered by a decorator and reached through the registry, not by its name
     (project / "expril/registered.py").write_text(
         "REGISTRY = {}\n\n\ndef register(cls):\n    REGISTRY[cls.__name__] = cls\n    return cls\n\n\n"

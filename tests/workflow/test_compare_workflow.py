@@ -113,20 +113,27 @@ def test_the_calibration_trains_each_shape_of_a_block_in_one_job():
 @pytest.mark.slow
 def test_the_calibration_stacks_the_plug_ins_trainings():
     """The plug-ins' steps that train several runs at once (Step.per_run) are one job per dataset,
-    currency and model on the calibration block: every model the calibration evaluates, and no
-    run's own training job."""
+    currency, model (and ExPriL by MMD's h_t) on the calibration block: every model the calibration
+    evaluates or trains on, and no run's own training job."""
     jobs = plan("tune", *EXTENDED)
-    # {rule: (its currencies, its runs per dataset and currency)}: 12 settings x 4 eps, less those
-    # that repeat others without noise (AIM's and LLP's knobs but the model are the noise's: 9)
-    for rule, (currencies, runs) in {"train_llp": (2, 39), "train_aim": (2, 39), "train_dpmerf": (1, 48)}.items():
+    # A run per setting and eps: 12 settings x 4 eps, less those that repeat others without noise
+    # (AIM's and LLP's knobs but the model are the noise's: 9; MMD's snr: 6). {rule: (jobs, files)}:
+    # 5 calibrated datasets (MMD: the 3 with an IS step) x the method's currencies x 3 models, and
+    # for MMD x its h_1 (C's and I's), C's h_2 and I's h_2
+    expected = {
+        "train_llp": (5 * 2 * 3, 5 * 2 * 39),
+        "train_aim": (5 * 2 * 3, 5 * 2 * 39),
+        "train_dpmerf": (5 * 3, 5 * 48),
+        "mmd_train": (3 * 3 * 3, 3 * 42 * 3),
+    }
+    read = {f for job in jobs for f in job["input"]}
+    for rule, (n_jobs, n_files) in expected.items():
         stacked = [job for job in jobs if job["rule"].startswith(f"{rule}_")]
-        # 5 calibrated datasets x the method's currencies x 3 models
-        assert len(stacked) == 5 * currencies * 3, rule
+        assert len(stacked) == n_jobs, rule
         assert not [job for job in jobs if job["rule"] == rule]
         models = [f for job in stacked for f in job["output"]]
-        assert len(models) == len(set(models)) == 5 * currencies * runs, rule
-        evaluated = {f for job in jobs if job["rule"].startswith("evaluate_") for f in job["input"]}
-        assert set(models) <= evaluated
+        assert len(models) == len(set(models)) == n_files, rule
+        assert set(models) <= read
 
 
 @pytest.mark.slow
@@ -185,6 +192,24 @@ def test_the_comparison_passes_the_taint_audit_with_its_releases(monkeypatch):
     # DP-SGD's model is a release.
     assert not {job.rule for job in p.jobs if set(job.input) & set(tainted)} & (PLUGIN_LEARNERS | {"feature_maps"})
     assert {job.rule for job in p.jobs if set(job.output) & set(tainted)} >= {"evaluate_rival", "compare_methods"}
+
+
+@pytest.mark.slow
+def test_the_calibration_stacks_keep_the_roles_of_the_rules_whose_runs_they_run(monkeypatch):
+    """rules/stacked.smk: an evaluation stack is the evaluator's (it reads the target's test split),
+    a training stack the learner's, which reads nothing derived from the target."""
+    monkeypatch.chdir(ROOT)
+    p = taint.plan(["tune", *SMOKE])
+    assert [str(v) for v in taint.audit(p.jobs, p.curator)] == [] and taint.unreleased(p.jobs) == []
+    tainted = taint.taint(p.jobs, p.curator)
+    stacks = {job.rule: job for job in p.jobs if job.base and job.base != job.rule}
+    evaluations = {r for r, job in stacks.items() if job.base in ("evaluate_rival", "evaluate_hypotheses")}
+    trainings = set(stacks) - evaluations
+    assert evaluations and all(
+        stacks[r].role == "evaluator" and set(stacks[r].input) & set(tainted) for r in evaluations
+    )
+    assert trainings and all(stacks[r].role is None and not set(stacks[r].input) & set(tainted) for r in trainings)
+    assert {stacks[r].base for r in trainings} >= {"train_hypothesis", "train_llp", "train_aim", "mmd_train"}
 
 
 # Each miswiring of the plug-in framework's rules (rules/plugins.smk; a miswired plug-in is refused
