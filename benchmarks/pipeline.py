@@ -94,7 +94,7 @@ def machine():
 
 
 def job_times(results):
-    """Per job: rule, dataset, eps (None where the job has none), wall seconds and peak RSS
+    """Per job: rule, dataset, eps (None where the job has none), wall and CPU seconds, peak RSS
     (Snakemake's benchmark files), the step's own seconds (logged by expril.steps.blocks.timed)
     and the job's benchmark path below the rule's folder."""
     rows = []
@@ -110,6 +110,7 @@ def job_times(results):
                 "dataset": parts[0] if parts else None,
                 "eps": eps,
                 "wall": bench["s"],
+                "cpu": bench["cpu_time"],
                 "max_rss_mb": bench["max_rss"],
                 "step": float(step[-1]) if step else 0.0,
                 "path": "/" + "/".join(parts),
@@ -411,7 +412,7 @@ def section_l():
 def section_m(cut, cores):
     from benchmarks import study_cost
 
-    return list(study_cost.projection(*cut, cores))
+    return list(study_cost.projection([cut], cores))
 
 
 def section_r(cores):

@@ -248,12 +248,12 @@ def studied(results_md=ROOT / "benchmarks" / "RESULTS.md"):
     return pd.DataFrame(parts).fillna(0.0)
 
 
-def cut_ratios(before, after, totals=False):
-    """Per method, the job time of the jobs both results folders ran (the same rule and benchmark
-    path), after over before, with the job-hours compared; with `totals`, of all the jobs each ran
-    (a cut that changes the job graph: its jobs are others)."""
+def cut_ratios(before, after, totals=False, measure="wall"):
+    """Per method, the job time (`measure`: wall or CPU seconds) of the jobs both results folders
+    ran (the same rule and benchmark path), after over before, with the job-hours compared; with
+    `totals`, of all the jobs each ran (a cut that changes the job graph: its jobs are others)."""
     if totals:
-        hours = [measured(folder).groupby("method").wall.agg(["sum", "size"]) for folder in (before, after)]
+        hours = [measured(folder).groupby("method")[measure].agg(["sum", "size"]) for folder in (before, after)]
         table = pd.DataFrame({"wall_before": hours[0]["sum"], "wall_after": hours[1]["sum"]}).fillna(0) / 3600
         jobs = (
             hours[0]["size"].astype(str)
@@ -261,7 +261,9 @@ def cut_ratios(before, after, totals=False):
             + hours[1]["size"].reindex(hours[0].index).fillna(0).astype(int).astype(str)
         )
     else:
-        both = measured(before).merge(measured(after), on=["rule", "path"], suffixes=("_before", "_after"))
+        jobs_of = [measured(folder)[["rule", "path", "method", measure]] for folder in (before, after)]
+        both = jobs_of[0].merge(jobs_of[1], on=["rule", "path"], suffixes=("_before", "_after"))
+        both = both.rename(columns={f"{measure}_before": "wall_before", f"{measure}_after": "wall_after"})
         table = both.groupby("method_before")[["wall_before", "wall_after"]].sum() / 3600
         jobs = both.groupby("method_before").size().astype(str)
     return table.assign(ratio=table.wall_after / table.wall_before, jobs=jobs)
@@ -279,40 +281,53 @@ def rule_shares(sample, results, part, calibration_from=10000):
     return (sampled.groupby("method").wall.sum() / hours).reindex(rules.index).fillna(0.0)
 
 
-def projection(before, after, cores=2, earlier=None, totals=False, part=None, shares_from=None):
-    """The tuned study's measured cost (RESULTS.md (j)), each method's share scaled by its ratio
-    measured on a sample of cells run by the code before and after the cuts (on `part` alone,
-    'Calibration' or 'Reported runs', where the sample is of one; with `shares_from`, a finished
-    study, on the share of that part its sample's rules took there, where the sample is of the
-    rules a cut changed), and by `earlier` ({method: ratio}, earlier cuts' measured ratios, 1 for a
-    method not named), as Markdown lines."""
-    ratios, study, earlier = cut_ratios(before, after, totals), studied(), earlier or {}
-    if shares_from:
-        shares = rule_shares(before, shares_from, part)
-        ratios = ratios.assign(share=shares, ratio=1 - shares + shares * ratios.ratio)
+def projection(cuts, cores=2, earlier=None, totals=False, part=None, shares_from=None, measure="wall"):
+    """The tuned study's measured cost (RESULTS.md (j)), each method's share scaled by the ratios
+    measured on samples of cells, each run by the code before and after a cut (`cuts`: pairs of
+    results folders; `measure`: their jobs' wall or CPU time), on `part` alone ('Calibration' or
+    'Reported runs') where the samples are of one, and by `earlier` ({method: ratio}, earlier cuts'
+    measured ratios, 1 for a method not named), as Markdown lines. With `shares_from`, a finished
+    study, each sample is of the rules its cut changed: it scales the share of the part its rules
+    took there, and the cuts' savings add up (their jobs are others)."""
+    study, earlier = studied(), earlier or {}
+    measured_cuts = []
+    for before, after in cuts:
+        ratios = cut_ratios(before, after, totals, measure)
+        shares = rule_shares(before, shares_from, part) if shares_from else pd.Series(1.0, ratios.index)
+        measured_cuts.append(ratios.assign(share=shares.reindex(ratios.index).fillna(1.0)))
     yield (
-        f"Each method's jobs of the same sample, run by the code before ({before}) and after ({after}) the cuts, "
-        "and the tuned study's job-hours (calibration + reported runs, (j)) scaled by its ratio"
+        f"Each method's jobs of the same sample, run by the code before and after each cut ({measure} time: "
+        + "; ".join(f"{before} against {after}" for before, after in cuts)
+        + "), and the tuned study's job-hours (calibration + reported runs, (j)) scaled by its ratios"
         + (f" ({part} alone)" if part else "")
-        + (f", on the share of it the sample's rules took in {shares_from} (`share`)" if shares_from else "")
+        + (f", each on the share of it the sample's rules took in {shares_from} (`share`)" if shares_from else "")
         + (" and by earlier cuts' (`earlier`)" if earlier else "")
         + ".\n"
     )
-    yield "| method | jobs | before (h) | after (h) | ratio | earlier | study (j) (h) | projected (h) |"
-    yield "|---|---|---|---|---|---|---|---|"
+    yield "| method | jobs | before (h) | after (h) | ratio | factor | earlier | study (j) (h) | projected (h) |"
+    yield "|---|---|---|---|---|---|---|---|---|"
     total = projected = 0.0
     for method, row in study.iterrows():
-        r = ratios.loc[method] if method in ratios.index else None
-        hours, before_cut, ratio = row.sum(), earlier.get(method, 1.0), r.ratio if r is not None else 1.0
-        cut = row[part] if part else hours  # the job-hours this sample's ratio applies to
-        scaled = (hours - cut + cut * ratio) * before_cut
+        rows = [c.loc[method] for c in measured_cuts if method in c.index]
+        factor = 1 - sum(r.share * (1 - r.ratio) for r in rows)
+        hours, before_cut = row.sum(), earlier.get(method, 1.0)
+        cut = row[part] if part else hours  # the job-hours the samples' ratios apply to
+        scaled = (hours - cut + cut * factor) * before_cut
         total, projected = total + hours, projected + scaled
         cells = "0 | | | 1"
-        if r is not None:
-            share = f" (share {r.share:.2f})" if shares_from else ""
-            cells = f"{r.jobs} | {r.wall_before:.3f} | {r.wall_after:.3f} | {r.ratio:.2f}{share}"
-        yield f"| {method} | {cells} | {before_cut:.2f} | {hours:.2f} | {scaled:.2f} |"
-    yield f"| all | | | | | | {total:.2f} | {projected:.2f} |"
+        if rows:
+            share = [f" (share {r.share:.2f})" if shares_from else "" for r in rows]
+            cells = " | ".join(
+                "; ".join(values)
+                for values in (
+                    [r.jobs for r in rows],
+                    [f"{r.wall_before:.3f}" for r in rows],
+                    [f"{r.wall_after:.3f}" for r in rows],
+                    [f"{r.ratio:.2f}{s}" for r, s in zip(rows, share)],
+                )
+            )
+        yield f"| {method} | {cells} | {factor:.2f} | {before_cut:.2f} | {hours:.2f} | {scaled:.2f} |"
+    yield f"| all | | | | | | | {total:.2f} | {projected:.2f} |"
     yield f"\nProjected: {projected:.1f} job-hours, {projected / cores:.1f} h wall on {cores} cores."
 
 
@@ -353,9 +368,15 @@ def main():
     parser.add_argument(
         "--cut",
         nargs=2,
+        action="append",
         metavar=("BEFORE", "AFTER"),
         help="instead: two results folders of the same sample run by the code before and after a cut; "
-        "projects RESULTS.md (j)'s study by each method's measured ratio",
+        "projects RESULTS.md (j)'s study by each method's measured ratio (repeated: several cuts)",
+    )
+    parser.add_argument(
+        "--cpu",
+        action="store_true",
+        help="with --cut: the jobs' CPU time, not their wall time (samples that met unequal load)",
     )
     parser.add_argument(
         "--earlier",
@@ -389,7 +410,9 @@ def main():
     else:
         earlier = {method: float(ratio) for method, _, ratio in (e.rpartition("=") for e in args.earlier)}
         lines = (
-            projection(*args.cut, args.cores, earlier, args.totals, args.part, args.shares_from)
+            projection(
+                args.cut, args.cores, earlier, args.totals, args.part, args.shares_from, "cpu" if args.cpu else "wall"
+            )
             if args.cut
             else report(args.measured, args.cores)
         )
