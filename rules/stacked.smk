@@ -7,7 +7,7 @@
 # steps that train several runs at once (Step.per_run) are stacked.
 
 
-# {stacked rule: the rule whose runs it runs}: the taint audit gives a stack its rule's role
+# Each stacked rule's name mapped to the one whose runs it runs; the taint audit gives a stack its role
 # (expril.privacy.taint: an evaluation stack reads the target's test split as evaluate_* does).
 STACKED = {}
 
@@ -57,48 +57,6 @@ def stack_inputs(tag, t, members):
         }
 
     return inputs
-
-
-for (_tag, _t, _model), _members in calibration_stacks().items():
-    _name = f"train_hypotheses_{_tag.strip('@')}_t{_t}_{_model}"
-
-    rule:
-        name:
-            _name
-        input:
-            unpack(stack_inputs(_tag, _t, _members)),
-        output:
-            [
-                f"{R}/learner/{{dataset}}/{CALIBRATION_BLOCK}/eps{e}{_tag}{s}/{v}/model_t{_t}.npz"
-                for e, s, v in _members
-            ],
-        log:
-            f"{R}/logs/train_hypotheses/{{dataset}}/{CALIBRATION_BLOCK}/{_name}.log",
-        benchmark:
-            f"{R}/benchmarks/train_hypotheses/{{dataset}}/{CALIBRATION_BLOCK}/{_name}.tsv"
-        conda:
-            "../envs/expril.yaml"
-        threads: 1
-        resources:
-            gpu=1 if config["device"] == "cuda" else 0,
-            mem_mb=lambda wc, n=len(_members): settings.job_memory_mb(
-                GRID["calibration"]["runs"] * n, spec(wc), True
-            ),
-        params:
-            code=package_code("train_hypotheses"),
-            network=lambda wc, m=_members[0], t=_t, tag=_tag: network(
-                member_wildcards(wc, tag, t, m), "expril"
-            ),
-            training=config["training"],
-            init_keys=lambda wc, members=_members, t=_t, tag=_tag: [
-                hypothesis_key(member_wildcards(wc, tag, t, m)) for m in members
-            ],
-            device=config["device"],
-        script:
-            "../workflow_scripts/train_hypotheses.py"
-
-    workflow.ruleorder(_name, "train_hypothesis")
-    STACKED[_name] = "train_hypothesis"
 
 
 def plugin_stacks(method, step):
@@ -159,6 +117,99 @@ def stacked_runs(method, step, tag, members):
     return runs
 
 
+def evaluation_stacks():
+    """{(dataset, currency name, method): [run, ...]}: the calibration's runs, ExPriL's C and I one
+    method (they share their evaluation files)."""
+    stacks = {}
+    for name in CURRENCIES:
+        for run in calibration_runs(name):
+            method = "expril" if run["method"] in grids.VARIANT else run["method"]
+            stacks.setdefault((run["dataset"], name, method), {})[
+                run["evaluation"]
+            ] = run
+    return {key: list(runs.values()) for key, runs in stacks.items()}
+
+
+def run_wildcards(run):
+    """The wildcards of a calibration run's own evaluation job."""
+    return types.SimpleNamespace(
+        dataset=run["dataset"],
+        seeds=CALIBRATION_BLOCK,
+        eps=settings.format_eps(run["eps"]),
+        currency=CURRENCIES[run["currency"]].tag,
+        setting=run["setting"],
+        rival=run["method"],
+    )
+
+
+def evaluated(runs, method):
+    """The stack's params: each run's files and what its own job's script passes on."""
+
+    def params(wildcards):
+        rivals, hypotheses = [], []
+        for run in runs:
+            wc = run_wildcards(run)
+            given = {"out": run["evaluation"], "eps": float(wc.eps)}
+            if method == "expril":
+                hypotheses.append(given | {"models": hypothesis_models(wc)})
+            else:
+                rivals.append(
+                    given | {"model": rival_model(wc), "method": run["method"]}
+                )
+        return {"rivals": rivals, "hypotheses": hypotheses}
+
+    return params
+
+
+def stack_models(params):
+    """The model files an evaluation stack's params name."""
+    return [run["model"] for run in params["rivals"]] + [
+        path for run in params["hypotheses"] for _, _, path in run["models"]
+    ]
+
+
+for (_tag, _t, _model), _members in calibration_stacks().items():
+    _name = f"train_hypotheses_{_tag.strip('@')}_t{_t}_{_model}"
+
+    rule:
+        name:
+            _name
+        input:
+            unpack(stack_inputs(_tag, _t, _members)),
+        output:
+            [
+                f"{R}/learner/{{dataset}}/{CALIBRATION_BLOCK}/eps{e}{_tag}{s}/{v}/model_t{_t}.npz"
+                for e, s, v in _members
+            ],
+        log:
+            f"{R}/logs/train_hypotheses/{{dataset}}/{CALIBRATION_BLOCK}/{_name}.log",
+        benchmark:
+            f"{R}/benchmarks/train_hypotheses/{{dataset}}/{CALIBRATION_BLOCK}/{_name}.tsv"
+        conda:
+            "../envs/expril.yaml"
+        threads: 1
+        resources:
+            gpu=1 if config["device"] == "cuda" else 0,
+            mem_mb=lambda wc, n=len(_members): settings.job_memory_mb(
+                GRID["calibration"]["runs"] * n, spec(wc), True
+            ),
+        params:
+            code=package_code("train_hypotheses"),
+            network=lambda wc, m=_members[0], t=_t, tag=_tag: network(
+                member_wildcards(wc, tag, t, m), "expril"
+            ),
+            training=config["training"],
+            init_keys=lambda wc, members=_members, t=_t, tag=_tag: [
+                hypothesis_key(member_wildcards(wc, tag, t, m)) for m in members
+            ],
+            device=config["device"],
+        script:
+            "../workflow_scripts/train_hypotheses.py"
+
+    workflow.ruleorder(_name, "train_hypothesis")
+    STACKED[_name] = "train_hypothesis"
+
+
 for _method in PLUGINS.values():
     for _step in (s for s in _method.steps if s.per_run):
         for (_tag, _model, _fields), _members in plugin_stacks(_method, _step).items():
@@ -210,57 +261,6 @@ for _method in PLUGINS.values():
 
             workflow.ruleorder(_name, _step.rule)
             STACKED[_name] = _step.rule
-
-
-def evaluation_stacks():
-    """{(dataset, currency name, method): [run, ...]}: the calibration's runs, ExPriL's C and I one
-    method (they share their evaluation files)."""
-    stacks = {}
-    for name in CURRENCIES:
-        for run in calibration_runs(name):
-            method = "expril" if run["method"] in grids.VARIANT else run["method"]
-            stacks.setdefault((run["dataset"], name, method), {})[
-                run["evaluation"]
-            ] = run
-    return {key: list(runs.values()) for key, runs in stacks.items()}
-
-
-def run_wildcards(run):
-    """The wildcards of a calibration run's own evaluation job."""
-    return types.SimpleNamespace(
-        dataset=run["dataset"],
-        seeds=CALIBRATION_BLOCK,
-        eps=settings.format_eps(run["eps"]),
-        currency=CURRENCIES[run["currency"]].tag,
-        setting=run["setting"],
-        rival=run["method"],
-    )
-
-
-def evaluated(runs, method):
-    """The stack's params: each run's files and what its own job's script passes on."""
-
-    def params(wildcards):
-        rivals, hypotheses = [], []
-        for run in runs:
-            wc = run_wildcards(run)
-            given = {"out": run["evaluation"], "eps": float(wc.eps)}
-            if method == "expril":
-                hypotheses.append(given | {"models": hypothesis_models(wc)})
-            else:
-                rivals.append(
-                    given | {"model": rival_model(wc), "method": run["method"]}
-                )
-        return {"rivals": rivals, "hypotheses": hypotheses}
-
-    return params
-
-
-def stack_models(params):
-    """The model files an evaluation stack's params name."""
-    return [run["model"] for run in params["rivals"]] + [
-        path for run in params["hypotheses"] for _, _, path in run["models"]
-    ]
 
 
 for (_dataset, _currency, _method), _runs in evaluation_stacks().items():

@@ -14,6 +14,7 @@ from expril.plugins import gate, registry, runner
 from expril.plugins import llp as llp_method
 from expril.plugins.base import Step
 from expril.privacy import mechanisms
+from expril.steps import learner
 
 TRAINING = {"epochs": 4, "batch_size": 16, "lr": 0.01, "holdout": 0.25, "patience": 2}
 SHARED = {"network": {"hidden": [8], "activation": "tanh"}, "training": TRAINING, "device": "cpu", "threads": 1}
@@ -113,13 +114,15 @@ def test_the_gate_refuses_per_run_arguments_on_a_release_or_without_runs():
         gate.declared(Stacked(), {"families": {"stackedrelease": {}}})
 
 
-def test_mmd_runs_of_other_iterations_train_as_one_stack(tmp_path):
-    """ExPriL by MMD's h_t train through ExPriL's own stacked step (learner.train_hypotheses)."""
+def test_exprils_runs_of_other_eps_and_iterations_train_as_one_stack(tmp_path):
+    """ExPriL's h_t (learner.train_hypotheses: rules/stacked.smk's train_hypotheses_*) and ExPriL by
+    MMD's (mmd_train, the same function through the runner): each file the one-run step's
+    (learner.train_hypothesis, ExPriL's train_hypothesis jobs)."""
     rng = np.random.default_rng(3)
     source(tmp_path, rng)
     runs = []
     for r, key in enumerate(
-        [["learner", "C", "1", "both", 1], ["learner", "C", "1", "C", 2], ["learner", "C", "10", "I", 2]]
+        [["learner", "C", "1", "both", 1], ["learner", "C", "10", "both", 1], ["learner", "C", "1", "I", 2]]
     ):
         weights, labels = tmp_path / f"weights{r}.npz", tmp_path / f"labels{r}.npz"
         save_npz(weights, weights=rng.uniform(0.5, 2, size=(2, 60)), seeds=SEEDS)
@@ -127,3 +130,6 @@ def test_mmd_runs_of_other_iterations_train_as_one_stack(tmp_path):
         runs.append({"weights_path": weights, "labels_path": labels, "init_key": key})
     shared = {"source_path": tmp_path / "source.npz"} | SHARED
     assert_alone_equals_stacked(tmp_path, "mmd_train", [run | shared for run in runs])
+    for r, run in enumerate(runs):
+        learner.train_hypothesis(out_path=tmp_path / f"expril{r}.npz", **run, **shared)
+        assert (tmp_path / f"expril{r}.npz").read_bytes() == (tmp_path / f"stacked{r}.npz").read_bytes()
