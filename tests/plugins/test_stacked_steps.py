@@ -110,8 +110,19 @@ def test_the_gate_refuses_per_run_arguments_on_a_release_or_without_runs():
         name = "stackedrelease"
         steps = (Step("r", release, "r.npz", {"val_path": "target_val"}, release=True, per_run=("out_path",)),)
 
-    with pytest.raises(gate.Refused, match="step r names per-run arguments"):
-        gate.declared(Stacked(), {"families": {"stackedrelease": {}}})
+    def train(source_path, out_path, init_key):  # per-run arguments, but no `runs` to take them
+        pass
+
+    class WithoutRuns(aim_method.AIM):
+        name = "withoutruns"
+        steps = (
+            aim_method.AIM.steps[0],
+            Step("t", train, "t.npz", {"source_path": "source"}, per_run=("out_path", "init_key")),
+        )
+
+    for method in (Stacked(), WithoutRuns()):
+        with pytest.raises(gate.Refused, match="names per-run arguments: only a learner step may"):
+            gate.declared(method, {"families": {method.name: {}}})
 
 
 def test_exprils_runs_of_other_eps_and_iterations_train_as_one_stack(tmp_path):
