@@ -218,7 +218,6 @@ CALIBRATION_BLOCK = "{}-{}".format(
 
 
 @functools.cache
-@functools.cache
 def calibration_runs(currency):
     """Every setting of the grid of every method of the currency (its name) on the calibration
     seeds (config/tuning.yaml), on the datasets that draw fresh data (not RESAMPLED), but those

@@ -29,17 +29,38 @@ def calibration_stacks():
     return {key: sorted(members) for key, members in stacks.items()}
 
 
-def member_wildcards(wildcards, tag, t, member):
-    """The wildcards train_hypothesis would have for one run of a stack."""
-    eps, suffix, variant = member
-    return types.SimpleNamespace(
-        dataset=wildcards.dataset,
+class CalibrationWildcards(types.SimpleNamespace):
+    """The wildcards of a calibration run's own job, read by name or by key as Snakemake's are."""
+
+    def __getitem__(self, key):
+        return getattr(self, key)
+
+
+def calibration_wildcards(dataset, eps, tag, setting, **own):
+    """A calibration run's wildcards: its dataset, eps, currency tag and setting, and `own` (the
+    rule's other wildcards)."""
+    return CalibrationWildcards(
+        dataset=dataset,
         seeds=CALIBRATION_BLOCK,
         eps=eps,
         currency=tag,
-        setting=suffix,
-        variant=variant,
-        t=str(t),
+        setting=setting,
+        **own,
+    )
+
+
+def member_wildcards(wildcards, tag, t, member):
+    """The wildcards train_hypothesis would have for one run of a stack."""
+    eps, suffix, variant = member
+    return calibration_wildcards(
+        wildcards.dataset, eps, tag, suffix, variant=variant, t=str(t)
+    )
+
+
+def stack_memory_mb(members):
+    """A training stack's mem_mb: its members' runs in one job that imports torch."""
+    return lambda wildcards: settings.job_memory_mb(
+        GRID["calibration"]["runs"] * members, spec(wildcards), True
     )
 
 
@@ -81,11 +102,27 @@ def plugin_stacks(method, step):
     return {key: sorted(members) for key, members in stacks.items()}
 
 
-class MemberWildcards(types.SimpleNamespace):
-    """A stacked run's wildcards, read by name or by key as Snakemake's are."""
+def plugin_members(wildcards, tag, members):
+    """The wildcards of a plug-in stack's runs, as their own jobs' (plugins.smk)."""
+    return [
+        calibration_wildcards(wildcards.dataset, eps, tag, suffix, **dict(fields))
+        for eps, suffix, fields in members
+    ]
 
-    def __getitem__(self, key):
-        return getattr(self, key)
+
+def plugin_stack_inputs(method, step, tag, members):
+    """Every file a plug-in stack's runs read, as their own jobs would."""
+    inputs = plugin_inputs(method, step)
+
+    def files(wildcards):
+        return [
+            path
+            for wc in plugin_members(wildcards, tag, members)
+            for value in inputs(wc).values()
+            for path in ([value] if isinstance(value, str) else value)
+        ]
+
+    return files
 
 
 def stacked_runs(method, step, tag, members):
@@ -94,25 +131,15 @@ def stacked_runs(method, step, tag, members):
     outputs = plugin_outputs(method, step)
 
     def runs(wildcards):
-        jobs = []
-        for eps, suffix, fields in members:
-            wc = MemberWildcards(
-                dataset=wildcards.dataset,
-                seeds=CALIBRATION_BLOCK,
-                eps=eps,
-                currency=tag,
-                setting=suffix,
-                **dict(fields),
-            )
-            jobs.append(
-                {
-                    "inputs": inputs(wc),
-                    "outputs": {k: v.format(**vars(wc)) for k, v in outputs.items()},
-                    "params": {k: value(wc) for k, value in params.items()},
-                    "wildcards": vars(wc),
-                }
-            )
-        return jobs
+        return [
+            {
+                "inputs": inputs(wc),
+                "outputs": {k: v.format(**vars(wc)) for k, v in outputs.items()},
+                "params": {k: value(wc) for k, value in params.items()},
+                "wildcards": vars(wc),
+            }
+            for wc in plugin_members(wildcards, tag, members)
+        ]
 
     return runs
 
@@ -132,13 +159,10 @@ def evaluation_stacks():
 
 def run_wildcards(run):
     """The wildcards of a calibration run's own evaluation job."""
-    return types.SimpleNamespace(
-        dataset=run["dataset"],
-        seeds=CALIBRATION_BLOCK,
-        eps=settings.format_eps(run["eps"]),
-        currency=CURRENCIES[run["currency"]].tag,
-        setting=run["setting"],
-        rival=run["method"],
+    tag = CURRENCIES[run["currency"]].tag
+    eps = settings.format_eps(run["eps"])
+    return calibration_wildcards(
+        run["dataset"], eps, tag, run["setting"], rival=run["method"]
     )
 
 
@@ -190,9 +214,7 @@ for (_tag, _t, _model), _members in calibration_stacks().items():
         threads: 1
         resources:
             gpu=1 if config["device"] == "cuda" else 0,
-            mem_mb=lambda wc, n=len(_members): settings.job_memory_mb(
-                GRID["calibration"]["runs"] * n, spec(wc), True
-            ),
+            mem_mb=stack_memory_mb(len(_members)),
         params:
             code=package_code("train_hypotheses"),
             network=lambda wc, m=_members[0], t=_t, tag=_tag: network(
@@ -215,18 +237,12 @@ for _method in PLUGINS.values():
         for (_tag, _model, _fields), _members in plugin_stacks(_method, _step).items():
             _own = "".join(f"_{f}{v}" for f, v in _fields)  # _t2_variantC
             _name = f"{_step.rule}_{_tag.strip('@')}_{_model}{_own}"
-            _runs = stacked_runs(_method, _step, _tag, _members)
 
             rule:
                 name:
                     _name
                 input:
-                    lambda wc, runs=_runs: [
-                        path
-                        for run in runs(wc)
-                        for value in run["inputs"].values()
-                        for path in ([value] if isinstance(value, str) else value)
-                    ],
+                    plugin_stack_inputs(_method, _step, _tag, _members),
                 output:
                     [
                         file.format(
@@ -249,12 +265,10 @@ for _method in PLUGINS.values():
                 threads: 1
                 resources:
                     gpu=1 if config["device"] == "cuda" else 0,
-                    mem_mb=lambda wc, n=len(_members): settings.job_memory_mb(
-                        GRID["calibration"]["runs"] * n, spec(wc), True
-                    ),
+                    mem_mb=stack_memory_mb(len(_members)),
                 params:
                     step=_step.rule,
-                    runs=_runs,
+                    runs=stacked_runs(_method, _step, _tag, _members),
                     code=plugin_code(_method, "plugin_stack"),
                 script:
                     "../workflow_scripts/plugin_stack.py"
