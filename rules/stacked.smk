@@ -4,7 +4,9 @@
 # as one block in one job, and one job per dataset, currency and method evaluates its runs. Each
 # file is the one the run's own job writes (the block trainer's guarantee; the evaluator's steps,
 # called per run), so the rest of the graph reads the same files. ExPriL's h_t and the plug-ins'
-# steps that train several runs at once (Step.per_run) are stacked.
+# steps that train several runs at once (Step.per_run) are stacked; the plug-ins' other steps of
+# one file a run (their releases among them, each run with its own noise, ledger and check) run one
+# after another in one job per dataset and currency.
 
 
 # Each stacked rule's name mapped to the one whose runs it runs; the taint audit gives a stack its role
@@ -82,8 +84,10 @@ def stack_inputs(tag, t, members):
 
 def plugin_stacks(method, step):
     """{(currency tag, model, the step's own wildcards): [(eps, setting, wildcards), ...]}: the
-    calibration runs of a plug-in method, by the shape of their networks and the step's own
-    wildcards (Method.field_values: ExPriL by MMD's iteration, whose h_t need the h_(t-1)).
+    calibration runs of a plug-in method, each file once (`setting`: the suffix of the step's axes).
+    A step that trains several runs at once (Step.per_run) is stacked by the shape of their networks
+    and its own wildcards (Method.field_values: ExPriL by MMD's iteration, whose h_t need the
+    h_(t-1)); any other step (model None) runs every run of a currency one after another.
     """
     family, stacks = registry.family(method.name), {}
     for name, currency in CURRENCIES.items():
@@ -97,9 +101,17 @@ def plugin_stacks(method, step):
             )
             for values in method.field_values(step, ctx):
                 fields = tuple(sorted(values.items()))
-                member = (eps, run["setting"], fields)
-                stacks.setdefault((currency.tag, model, fields), set()).add(member)
+                member = (eps, ctx.suffix(step.axes), fields)
+                key = (currency.tag, model if step.per_run else None, fields)
+                stacks.setdefault(key, set()).add(member)
     return {key: sorted(members) for key, members in stacks.items()}
+
+
+def stacked_steps(method):
+    """The steps stacked on the calibration block: those that train several runs at once, and those
+    whose runs are one file each (no wildcards of their own, whose values only the per-run
+    stacks enumerate), which a stack runs one after another to spare their processes' start."""
+    return [s for s in method.steps if s.per_run or not s.fields]
 
 
 def plugin_members(wildcards, tag, members):
@@ -233,10 +245,11 @@ for (_tag, _t, _model), _members in calibration_stacks().items():
 
 
 for _method in PLUGINS.values():
-    for _step in (s for s in _method.steps if s.per_run):
+    for _step in stacked_steps(_method):
         for (_tag, _model, _fields), _members in plugin_stacks(_method, _step).items():
             _own = "".join(f"_{f}{v}" for f, v in _fields)  # _t2_variantC
-            _name = f"{_step.rule}_{_tag.strip('@')}_{_model}{_own}"
+            _shape = f"_{_model}" if _model else ""
+            _name = f"{_step.rule}_{_tag.strip('@')}{_shape}{_own}"
 
             rule:
                 name:
@@ -264,8 +277,9 @@ for _method in PLUGINS.values():
                     "../envs/expril.yaml"
                 threads: 1
                 resources:
-                    gpu=1 if config["device"] == "cuda" else 0,
-                    mem_mb=stack_memory_mb(len(_members)),
+                    gpu=1 if _step.trains and config["device"] == "cuda" else 0,
+                    # one run at a time, but where the runs train as one block
+                    mem_mb=stack_memory_mb(len(_members) if _step.per_run else 1),
                 params:
                     step=_step.rule,
                     runs=stacked_runs(_method, _step, _tag, _members),

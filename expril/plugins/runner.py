@@ -1,6 +1,6 @@
 """A plug-in step's job (workflow_scripts/plugin_step.py): its function called with the arguments
 it names (expril.plugins.base), and a release's ledger checked once it has run (expril.plugins.gate);
-a stack of runs' trainings (workflow_scripts/plugin_stack.py, rules/stacked.smk) called once."""
+a stack of runs (workflow_scripts/plugin_stack.py, rules/stacked.smk) in one process."""
 
 from expril import settings
 from expril.plugins import gate, registry
@@ -45,6 +45,12 @@ def run(rule, inputs, outputs, params, wildcards, threads):
 
 
 def run_stack(rule, runs, threads):
-    """The runs of a stack (each its job's inputs, outputs, params and wildcards) as one call."""
+    """The runs of a stack (each its job's inputs, outputs, params and wildcards): one call where
+    the step trains several at once (Step.per_run), else each run as its own job runs it (a
+    release with its own noise, ledger and check), one after another in this process."""
     _, step = registry.step(rule)
+    if not step.per_run:
+        for r in runs:
+            run(rule, r["inputs"], r["outputs"], r["params"], r["wildcards"], threads)
+        return
     call(step, [given(r["inputs"], r["outputs"], r["params"], r["wildcards"], threads) for r in runs])

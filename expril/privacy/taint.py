@@ -110,6 +110,16 @@ def is_release(params, output):
     return mechanism_name(params) in MECHANISMS and ledger.endswith(".ledger.csv")
 
 
+def is_stacked_release(params, outputs):
+    """Whether a stack (rules/stacked.smk: its params' `runs`, each a run's own job) runs releases
+    alone and writes their files (`outputs`) and nothing else."""
+    runs = params.get("runs")
+    if not isinstance(runs, list) or not runs:  # an evaluation stack's are its scores' arguments
+        return False
+    written = [str(f) for run in runs for f in run["outputs"].values()]
+    return all(is_release(run["params"], run["outputs"]) for run in runs) and sorted(written) == sorted(map(str, outputs))
+
+
 def _under(path, folders):
     return any(os.path.normpath(path).startswith(os.path.normpath(folder) + os.sep) for folder in folders)
 
@@ -197,7 +207,9 @@ def load(snakefile=None, directory=None, configfiles=(), config=None, targets=()
                     job.rule.name,
                     tuple(job.input),
                     tuple(job.output),
-                    is_release(dict(job.params.items()), dict(job.output.items())),
+                    is_release(dict(job.params.items()), dict(job.output.items()))
+                    or job.rule.name in stacked
+                    and is_stacked_release(dict(job.params.items()), job.output),
                     stacked.get(job.rule.name) or module_rule(job.rule.name, modules),
                 )
                 for job in workflow.dag.jobs
