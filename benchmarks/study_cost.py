@@ -25,6 +25,7 @@ jobs both ran, scales its job-hours in the study as measured in RESULTS.md (j).
 """
 
 import argparse
+import math
 import re
 import subprocess
 import sys
@@ -281,14 +282,23 @@ def rule_shares(sample, results, part, calibration_from=10000):
     return (sampled.groupby("method").wall.sum() / hours).reindex(rules.index).fillna(0.0)
 
 
-def projection(cuts, cores=2, earlier=None, totals=False, part=None, shares_from=None, measure="wall"):
+def combined(cuts, chained=False):
+    """The factor of a method's job time after several cuts, each (share of the time its sample's
+    rules took, its measured ratio): chained cuts (each measured on the code after the one before)
+    multiply; cuts of disjoint jobs add their savings."""
+    factors = [1 - share * (1 - ratio) for share, ratio in cuts]
+    return math.prod(factors) if chained else 1 - sum(1 - f for f in factors)
+
+
+def projection(cuts, cores=2, earlier=None, totals=False, part=None, shares_from=None, measure="wall", chained=False):
     """The tuned study's measured cost (RESULTS.md (j)), each method's share scaled by the ratios
     measured on samples of cells, each run by the code before and after a cut (`cuts`: pairs of
     results folders; `measure`: their jobs' wall or CPU time), on `part` alone ('Calibration' or
     'Reported runs') where the samples are of one, and by `earlier` ({method: ratio}, earlier cuts'
     measured ratios, 1 for a method not named), as Markdown lines. With `shares_from`, a finished
     study, each sample is of the rules its cut changed: it scales the share of the part its rules
-    took there, and the cuts' savings add up (their jobs are others)."""
+    took there, and the cuts' savings add up (their jobs are others); `chained`: each cut's sample
+    run by the code after the one before it, so that their factors multiply."""
     study, earlier = studied(), earlier or {}
     measured_cuts = []
     for before, after in cuts:
@@ -301,6 +311,7 @@ def projection(cuts, cores=2, earlier=None, totals=False, part=None, shares_from
         + "), and the tuned study's job-hours (calibration + reported runs, (j)) scaled by its ratios"
         + (f" ({part} alone)" if part else "")
         + (f", each on the share of it the sample's rules took in {shares_from} (`share`)" if shares_from else "")
+        + (", the cuts' factors multiplied (each measured on the code after the one before)" if chained else "")
         + (" and by earlier cuts' (`earlier`)" if earlier else "")
         + ".\n"
     )
@@ -309,7 +320,7 @@ def projection(cuts, cores=2, earlier=None, totals=False, part=None, shares_from
     total = projected = 0.0
     for method, row in study.iterrows():
         rows = [c.loc[method] for c in measured_cuts if method in c.index]
-        factor = 1 - sum(r.share * (1 - r.ratio) for r in rows)
+        factor = combined([(r.share, r.ratio) for r in rows], chained)
         hours, before_cut = row.sum(), earlier.get(method, 1.0)
         cut = row[part] if part else hours  # the job-hours the samples' ratios apply to
         scaled = (hours - cut + cut * factor) * before_cut
@@ -402,6 +413,12 @@ def main():
         "method's ratio scales the share of its part those rules took there (the rest unchanged)",
     )
     parser.add_argument(
+        "--chained",
+        action="store_true",
+        help="with several --cut: each cut's sample run by the code after the one before it (the same cells), "
+        "so that their ratios multiply; without it the cuts change disjoint jobs and their savings add up",
+    )
+    parser.add_argument(
         "--spent", action="store_true", help="instead: the measured job-hours of --measured per method and currency"
     )
     args = parser.parse_args()
@@ -411,7 +428,14 @@ def main():
         earlier = {method: float(ratio) for method, _, ratio in (e.rpartition("=") for e in args.earlier)}
         lines = (
             projection(
-                args.cut, args.cores, earlier, args.totals, args.part, args.shares_from, "cpu" if args.cpu else "wall"
+                args.cut,
+                args.cores,
+                earlier,
+                args.totals,
+                args.part,
+                args.shares_from,
+                "cpu" if args.cpu else "wall",
+                args.chained,
             )
             if args.cut
             else report(args.measured, args.cores)

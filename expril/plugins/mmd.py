@@ -64,7 +64,7 @@ def feature_map(ctx):
 
 def reweighting(ctx, key):
     """Pb. 1's weights (`weights_path`) or the error queries' bins (`bins_out`)."""
-    return file(ctx, "mmd_reweight", key, before_model(ctx))
+    return file(ctx, "mmd_reweight", key)
 
 
 def model(ctx, variant, t):
@@ -118,6 +118,7 @@ class ExPriLByMMD(Method):
             learner.reweight_source,
             {"weights_path": "weights.npz", "bins_out": "error_bins.npz"},
             {"source_path": "source", "embedding_path": "oracle_embedding", "maps_path": feature_map},
+            axes=("bandwidth", "snr"),  # the feature map's and the bins': shared by the models
             params=lambda ctx: {"q": ctx.bins_per_feature(ctx.snr(), iterations(ctx))},
         ),
         Step(

@@ -4,6 +4,7 @@ a stack of runs (workflow_scripts/plugin_stack.py, rules/stacked.smk) in one pro
 
 from expril import settings
 from expril.plugins import gate, registry
+from expril.steps.blocks import timed
 
 # Params of the rule that are the workflow's, not the step function's (`own`: the step's own, unpacked).
 WORKFLOW_PARAMS = ("code", "budget", "own")
@@ -44,6 +45,7 @@ def run(rule, inputs, outputs, params, wildcards, threads):
         gate.recorded(method, outputs["ledger"], settings.block_seeds(wildcards["seeds"]), eps, delta)
 
 
+@timed  # the whole stack's step time, after its runs' own (benchmarks.pipeline.job_times reads the last)
 def run_stack(rule, runs, threads):
     """The runs of a stack (each its job's inputs, outputs, params and wildcards): one call where
     the step trains several at once (Step.per_run), else each run as its own job runs it (a

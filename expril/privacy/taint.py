@@ -117,7 +117,9 @@ def is_stacked_release(params, outputs):
     if not isinstance(runs, list) or not runs:  # an evaluation stack's are its scores' arguments
         return False
     written = [str(f) for run in runs for f in run["outputs"].values()]
-    return all(is_release(run["params"], run["outputs"]) for run in runs) and sorted(written) == sorted(map(str, outputs))
+    return all(is_release(run["params"], run["outputs"]) for run in runs) and sorted(written) == sorted(
+        map(str, outputs)
+    )
 
 
 def _under(path, folders):

@@ -1,6 +1,6 @@
-"""The plug-ins' trainings of several runs at once (Step.per_run; rules/stacked.smk stacks the
-calibration's): each run's file is the one its own job writes, through the runner as the workflow
-calls it."""
+"""The plug-ins' stacks of several runs (rules/stacked.smk stacks the calibration's): trainings of
+several runs at once (Step.per_run) and a release's runs one after another; each run's file is
+the one its own job writes, through the runner as the workflow calls it."""
 
 import math
 
@@ -91,6 +91,44 @@ def test_dpmerf_runs_of_other_records_train_as_one_stack(tmp_path):
         save_npz(samples, x=rng.normal(size=(2, 50, 3)), y=rng.integers(0, 2, size=(2, 50)), seeds=SEEDS)
         runs.append({"samples_path": samples, "init_key": ["dpmerf", "A", "1" if r < 2 else "10"]} | SHARED)
     assert_alone_equals_stacked(tmp_path, "train_dpmerf", runs)
+
+
+def test_a_releases_runs_as_one_stack_each_write_their_own_jobs_file_and_ledger(tmp_path):
+    """LLP's release of two runs (other bins and eps) through the runner: as one stack, one run after
+    another in one process (a step without Step.per_run), each file and ledger is the one its own
+    job writes, and each ledger is checked against its own run's budget."""
+    rng = np.random.default_rng(3)
+    x = source(tmp_path, rng)
+    val = rng.uniform(size=x.shape)
+    save_npz(tmp_path / "val.npz", x=val, y=(val.sum(axis=2) > 1.5).astype(np.int8), seeds=SEEDS)
+
+    def jobs(folder):
+        (tmp_path / folder).mkdir()
+        return [
+            {
+                "inputs": {"val_path": tmp_path / "val.npz", "bins_path": bins(tmp_path, x, q)},
+                "outputs": {
+                    "out_path": tmp_path / folder / f"release{r}.npz",
+                    "ledger": tmp_path / folder / f"release{r}.ledger.csv",
+                },
+                "params": {"mechanism": mechanisms.Counts(eps, 0.0, 3, 1, False).param(), "budget": [eps, 0.0]},
+                "wildcards": {"dataset": "A", "seeds": "3-4", "setting": ""},
+            }
+            for r, (q, eps) in enumerate([(2, 1.0), (4, 10.0)])
+        ]
+
+    for job in jobs("alone"):
+        runner.run("oracle_proportions", **job, threads=1)
+    runner.run_stack("oracle_proportions", jobs("stacked"), threads=1)
+    files = [f"release{r}{ext}" for r in range(2) for ext in (".npz", ".ledger.csv")]
+    for f in files:
+        assert (tmp_path / "alone" / f).read_bytes() == (tmp_path / "stacked" / f).read_bytes()
+    assert (tmp_path / "stacked/release0.npz").read_bytes() != (tmp_path / "stacked/release1.npz").read_bytes()
+    # a run whose ledger exceeds its own budget is refused in the stack as alone
+    over = jobs("over")
+    over[1]["params"]["budget"] = [1.0, 0.0]
+    with pytest.raises(gate.Refused, match="above the run's"):
+        runner.run_stack("oracle_proportions", over, threads=1)
 
 
 def test_a_stack_whose_runs_differ_in_a_shared_argument_is_refused(tmp_path):

@@ -11,6 +11,7 @@ from expril.privacy.taint import (
     Violation,
     audit,
     is_release,
+    is_stacked_release,
     module_rule,
     role,
     taint,
@@ -107,6 +108,23 @@ LEDGER = {"answers": "res/oracle/q.npz", "ledger": "res/oracle/q.ledger.csv"}
 )
 def test_a_release_applies_a_registered_mechanism_and_writes_a_ledger(params, output, release):
     assert is_release(params, output) is release
+
+
+def test_a_stack_is_a_release_where_each_of_its_runs_is_one_and_it_writes_theirs_alone():
+    """rules/stacked.smk: a stack's params hold its runs' own jobs (`runs`); an evaluation stack's
+    are its scores' arguments (a dict), a training stack's runs write no ledger."""
+    other = {"answers": "res/oracle/r.npz", "ledger": "res/oracle/r.ledger.csv"}
+    runs = [
+        {"params": {"mechanism": MECHANISM}, "outputs": LEDGER},
+        {"params": {"mechanism": MECHANISM}, "outputs": other},
+    ]
+    written = [*LEDGER.values(), *other.values()]
+    assert is_stacked_release({"runs": runs}, written)
+    assert not is_stacked_release({"runs": runs}, [*written, "res/oracle/extra.npz"])  # a file no run accounts for
+    assert not is_stacked_release({"runs": runs[:1] + [{"params": {}, "outputs": other}]}, written)
+    assert not is_stacked_release({"runs": []}, []) and not is_stacked_release({"runs": {"rivals": []}}, [])
+    training = [{"params": {"mechanism": MECHANISM}, "outputs": {"out_path": "res/learner/m.npz"}}]
+    assert not is_stacked_release({"runs": training}, ["res/learner/m.npz"])
 
 
 def test_roles_naming_a_rule_the_workflow_lacks_are_reported():

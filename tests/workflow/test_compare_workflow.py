@@ -68,6 +68,8 @@ PLUGIN_LEARNERS = {
     "mmd_labels",
     "mmd_train",
 }
+# The plug-in methods' rules (expril/plugins/): the comparison's rules but its own.
+PLUGIN_RULES = RIVAL_RULES - {"evaluate_rival", "compare_methods", "feature_maps"}
 # Without a choice file the comparison runs as configured only.
 UNTUNED = ["--config", 'comparison={"choice": "no/choice.yaml"}']
 # The configured currencies (config.yaml, comparison: currencies): the headline, where every method
@@ -134,6 +136,36 @@ def test_the_calibration_stacks_the_plug_ins_trainings():
         models = [f for job in stacked for f in job["output"]]
         assert len(models) == len(set(models)) == n_files, rule
         assert set(models) <= read
+
+
+@pytest.mark.slow
+def test_the_calibration_runs_each_plug_in_steps_runs_of_one_file_each_in_one_job():
+    """A plug-in step whose runs write one file each (no wildcards of its own, no Step.per_run: the
+    releases, LLP's bins, DP-MERF's generators, MMD's reweighting) is one job per dataset and
+    currency on the calibration block: each file once, every one the calibration reads, and no run's
+    own job."""
+    jobs = plan("tune", *EXTENDED)
+    read = {f for job in jobs for f in job["input"]}
+    # 5 calibrated datasets (MMD: the 3 with an IS step) x the method's currencies
+    expected = {
+        "llp_bins": 5 * 2,
+        "oracle_proportions": 5 * 2,
+        "aim_release": 5 * 2,
+        "train_dpsgd": 5,
+        "dpmerf_release": 5,
+        "dpmerf_samples": 5,
+        "oracle_embedding": 3,
+        "mmd_reweight": 3,
+    }
+    for rule, n_jobs in expected.items():
+        stacks = [job for job in jobs if re.fullmatch(f"{rule}_(approx|pure)", job["rule"])]
+        assert len(stacks) == n_jobs, rule
+        assert not [job for job in jobs if job["rule"] == rule]
+        files = [f for job in stacks for f in job["output"]]
+        assert len(files) == len(set(files)), rule
+        # DP-SGD's model is its release, which the evaluation reads; a release's ledger is read by
+        # the checks that follow it, or by no job (the last release of a run)
+        assert {f for f in files if not f.endswith(".ledger.csv")} <= read, rule
 
 
 @pytest.mark.slow
@@ -204,12 +236,26 @@ def test_the_calibration_stacks_keep_the_roles_of_the_rules_whose_runs_they_run(
     tainted = taint.taint(p.jobs, p.curator)
     stacks = {job.rule: job for job in p.jobs if job.base and job.base != job.rule}
     evaluations = {r for r, job in stacks.items() if job.base in ("evaluate_rival", "evaluate_hypotheses")}
-    trainings = set(stacks) - evaluations
+    releases = {r for r, job in stacks.items() if job.base in RELEASES}
+    learners = set(stacks) - evaluations - releases
     assert evaluations and all(
         stacks[r].role == "evaluator" and set(stacks[r].input) & set(tainted) for r in evaluations
     )
-    assert trainings and all(stacks[r].role is None and not set(stacks[r].input) & set(tainted) for r in trainings)
-    assert {stacks[r].base for r in trainings} >= {"train_hypothesis", "train_llp", "train_aim", "mmd_train"}
+    # a stack of releases is a release: it reads the target's split, and what it writes is untainted
+    # (MMD's error queries, which name their iteration, are left one job a run)
+    assert {stacks[r].base for r in releases} == RELEASES & PLUGIN_RULES - {"mmd_errors"}
+    assert all(stacks[r].role == "release" and stacks[r].release for r in releases)
+    assert not {f for r in releases for f in stacks[r].output} & set(tainted)
+    assert learners and all(stacks[r].role is None and not set(stacks[r].input) & set(tainted) for r in learners)
+    assert {stacks[r].base for r in learners} >= {
+        "train_hypothesis",
+        "train_llp",
+        "train_aim",
+        "mmd_train",
+        "llp_bins",
+        "dpmerf_samples",
+        "mmd_reweight",
+    }
 
 
 # Each miswiring of the plug-in framework's rules (rules/plugins.smk; a miswired plug-in is refused
