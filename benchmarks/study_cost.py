@@ -3,7 +3,8 @@ eps at seed blocks of 3 and 20, split into start-up and step, and the projected 
 study, calibration (`snakemake tune`) and reported runs (`snakemake compare`), on this machine.
 
     .venv/bin/python -m benchmarks.study_cost [--measured results/extended] [--cores 2]
-    .venv/bin/python -m benchmarks.study_cost --cut BEFORE AFTER [--earlier METHOD=RATIO ...] [--totals] [--part P]
+    .venv/bin/python -m benchmarks.study_cost --cut BEFORE AFTER [--cut ...] [--chained] [--earlier METHOD=RATIO ...]
+                                              [--totals] [--part P] [--shares-from RESULTS] [--cpu]
     .venv/bin/python -m benchmarks.study_cost --spent [--measured results/extended]
 
 Measured: the job benchmarks and logs of a results folder (Snakemake's benchmark file gives a job's
@@ -21,7 +22,9 @@ calibration's jobs alone project for them.
 `--cut`: a cut's measured effect on the study. The same sample of cells (a few datasets and eps,
 blocks of 5) run by the code before and after it, in two results folders at the same time, one
 core each, so that both meet the same load; each method's job time after over before, on the
-jobs both ran, scales its job-hours in the study as measured in RESULTS.md (j).
+jobs both ran, scales its job-hours in the study as measured in RESULTS.md (j). Several cuts either
+change disjoint jobs (their savings add up) or were measured one on the other's code (`--chained`:
+their ratios multiply).
 """
 
 import argparse
