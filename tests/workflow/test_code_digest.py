@@ -174,9 +174,15 @@ def test_decorators_and_classes_count_where_their_module_is_imported(project):
     # make_bins runs one @timed step, but importing steps calls timed on each (the plug-ins' runner
     # times a stack); the scripts that write tables and reports do not import steps
     every = set(digests(project))
-    assert changed_by(
-        project, "steps/blocks.py", "    @functools.wraps(step)", "    step.timed = True\n    @functools.wraps(step)"
-    ) == every - REPORTS
+    assert (
+        changed_by(
+            project,
+            "steps/blocks.py",
+            "    @functools.wraps(step)",
+            "    step.timed = True\n    @functools.wraps(step)",
+        )
+        == every - REPORTS
+    )
     # a class registered by a decorator and reached through the registry, not by its name
     (project / "expril/registered.py").write_text(
         "REGISTRY = {}\n\n\ndef register(cls):\n    REGISTRY[cls.__name__] = cls\n    return cls\n\n\n"
