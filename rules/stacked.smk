@@ -114,6 +114,13 @@ def stacked_steps(method):
     return [s for s in method.steps if s.per_run or not s.fields]
 
 
+def plugin_stack_resources(step, members):
+    """A plug-in stack's resources: where its runs train as one block, their memory; where it runs
+    them one at a time, what a run's own job asks (rules/plugins.smk)."""
+    gpu = {"gpu": 1 if step.trains and config["device"] == "cuda" else 0}
+    return gpu | ({"mem_mb": stack_memory_mb(len(members))} if step.per_run else {})
+
+
 def plugin_members(wildcards, tag, members):
     """The wildcards of a plug-in stack's runs, as their own jobs' (plugins.smk)."""
     return [
@@ -277,9 +284,7 @@ for _method in PLUGINS.values():
                     "../envs/expril.yaml"
                 threads: 1
                 resources:
-                    gpu=1 if _step.trains and config["device"] == "cuda" else 0,
-                    # one run at a time, but where the runs train as one block
-                    mem_mb=stack_memory_mb(len(_members) if _step.per_run else 1),
+                    **plugin_stack_resources(_step, _members),
                 params:
                     step=_step.rule,
                     runs=stacked_runs(_method, _step, _tag, _members),
