@@ -110,7 +110,8 @@ def plugin_stacks(method, step):
 def stacked_steps(method):
     """The steps stacked on the calibration block: those that train several runs at once, and those
     whose runs are one file each (no wildcards of their own, whose values only the per-run
-    stacks enumerate), which a stack runs one after another to spare their processes' start."""
+    stacks enumerate), which a stack runs one after another to spare their processes' start.
+    """
     return [s for s in method.steps if s.per_run or not s.fields]
 
 
