@@ -48,6 +48,8 @@ SECRET_DIGEST = hashlib.sha256(noise.secret().encode()).hexdigest()[:16]
 # their runs carry their tag after the eps ({currency}: '@approx'), the reproduction's none ('').
 CURRENCIES = currencies(config, registry.reported())
 TAGGED = {c.tag: c for c in CURRENCIES.values()}
+# The GPUs a job that trains a network asks of the scheduler (a cluster's, or --resources gpu=N).
+TRAINING_GPUS = 1 if config["device"] == "cuda" else 0
 
 
 # Built from the configuration, so that a path naming an unconfigured dataset, eps or variant

@@ -24,7 +24,7 @@ rule calibrate_reference:
         "../envs/expril.yaml"
     threads: 1
     resources:
-        gpu=1 if config["device"] == "cuda" else 0,
+        gpu=TRAINING_GPUS,
     params:
         code=package_code("calibrate_reference"),
         spec=calibration_spec,

@@ -129,7 +129,7 @@ rule train_hypothesis:
         "../envs/expril.yaml"
     threads: 1
     resources:
-        gpu=1 if config["device"] == "cuda" else 0,
+        gpu=TRAINING_GPUS,
         mem_mb=memory_mb(trains=True),
     params:
         code=package_code("train_hypothesis"),

@@ -136,7 +136,7 @@ for _method in PLUGINS.values():
                 "../envs/expril.yaml"
             threads: 1
             resources:
-                gpu=1 if _step.trains and config["device"] == "cuda" else 0,
+                gpu=TRAINING_GPUS if _step.trains else 0,
             params:
                 **plugin_params(_method, _step),
                 code=plugin_code(_method),

@@ -118,7 +118,7 @@ def stacked_steps(method):
 def plugin_stack_resources(step, members):
     """A plug-in stack's resources: where its runs train as one block, their memory; where it runs
     them one at a time, what a run's own job asks (rules/plugins.smk)."""
-    gpu = {"gpu": 1 if step.trains and config["device"] == "cuda" else 0}
+    gpu = {"gpu": TRAINING_GPUS if step.trains else 0}
     return gpu | ({"mem_mb": stack_memory_mb(len(members))} if step.per_run else {})
 
 
@@ -233,7 +233,7 @@ for (_tag, _t, _model), _members in calibration_stacks().items():
             "../envs/expril.yaml"
         threads: 1
         resources:
-            gpu=1 if config["device"] == "cuda" else 0,
+            gpu=TRAINING_GPUS,
             mem_mb=stack_memory_mb(len(_members)),
         params:
             code=package_code("train_hypotheses"),
