@@ -122,6 +122,15 @@ def is_stacked_release(params, outputs):
     )
 
 
+def _releases(job, stacked):
+    """Whether a Snakemake job is a release: its own rule's, or a stack of releases (`stacked`:
+    rules/stacked.smk's STACKED)."""
+    params = dict(job.params.items())
+    return is_release(params, dict(job.output.items())) or (
+        job.rule.name in stacked and is_stacked_release(params, job.output)
+    )
+
+
 def _under(path, folders):
     return any(os.path.normpath(path).startswith(os.path.normpath(folder) + os.sep) for folder in folders)
 
@@ -209,9 +218,7 @@ def load(snakefile=None, directory=None, configfiles=(), config=None, targets=()
                     job.rule.name,
                     tuple(job.input),
                     tuple(job.output),
-                    is_release(dict(job.params.items()), dict(job.output.items()))
-                    or job.rule.name in stacked
-                    and is_stacked_release(dict(job.params.items()), job.output),
+                    _releases(job, stacked),
                     stacked.get(job.rule.name) or module_rule(job.rule.name, modules),
                 )
                 for job in workflow.dag.jobs
