@@ -110,6 +110,11 @@ def plugin_params(method, step):
     return params
 
 
+def plugin_resources(step):
+    """What a plug-in step's job asks: a GPU where it trains and config's device is cuda."""
+    return {"gpu": TRAINING_GPUS if step.trains else 0}
+
+
 def plugin_code(method, script="plugin_step"):
     """The code digest of a plug-in's jobs: the step runner's and the method's own module's."""
     plugin = Path(inspect.getfile(type(method)))
@@ -136,7 +141,7 @@ for _method in PLUGINS.values():
                 "../envs/expril.yaml"
             threads: 1
             resources:
-                gpu=TRAINING_GPUS if _step.trains else 0,
+                **plugin_resources(_step),
             params:
                 **plugin_params(_method, _step),
                 code=plugin_code(_method),

@@ -118,8 +118,8 @@ def stacked_steps(method):
 def plugin_stack_resources(step, members):
     """A plug-in stack's resources: where its runs train as one block, their memory; where it runs
     them one at a time, what a run's own job asks (rules/plugins.smk)."""
-    gpu = {"gpu": TRAINING_GPUS if step.trains else 0}
-    return gpu | ({"mem_mb": stack_memory_mb(len(members))} if step.per_run else {})
+    own = plugin_resources(step)
+    return own | ({"mem_mb": stack_memory_mb(len(members))} if step.per_run else {})
 
 
 def plugin_members(wildcards, tag, members):
