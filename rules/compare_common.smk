@@ -19,6 +19,12 @@ for _method in COMPARISON["methods"]:
             f"config: comparison: methods lists {_method}-ExPriL, which 'variants' does not run"
         )
 RIVALS = [m for m in COMPARISON["methods"] if m in COMPARED]
+# Equal effort (docs/comparison.md, "Tuning"): where the study tunes, every compared method's grid
+# has as many settings as the grid file says the study's methods have.
+if "tuned" in COMPARISON["columns"]:
+    grids.check_effort(
+        GRID, [registry.family(m) for m in COMPARISON["methods"]], COMPARISON["grid"]
+    )
 # A published study whose other methods the comparison reads (docs/extending.md): one folder per
 # currency, as publish_comparison writes them.
 PUBLISHED = COMPARISON["published"]
@@ -247,7 +253,10 @@ def calibration_runs(currency):
                 )
                 if settings.format_eps(r["eps"]) in calibrated
                 # Without noise, knobs of the noise alone change nothing: those runs repeat others.
-                and not (math.isinf(r["eps"]) and grids.noiseless_duplicate(GRID, s))
+                and not (
+                    math.isinf(r["eps"])
+                    and grids.noiseless_duplicate(GRID, s, registry.noise_knobs(grid))
+                )
             ]
     return runs
 

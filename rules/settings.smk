@@ -2,7 +2,7 @@
 # folder carries its setting as a suffix, the {setting} wildcard ('' as configured), and a rule's
 # knobs come from it. The reproduction runs as configured only.
 
-GRID = grids.load(config["comparison"]["grid"])
+GRID = grids.load(config["comparison"]["grid"], registry.methods().values())
 
 
 def setting(wildcards, family):

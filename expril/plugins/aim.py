@@ -85,6 +85,7 @@ def aim_knobs(ctx):
 class AIM(Method):
     name = "aim"
     display = "AIM"
+    noise_knobs = frozenset(KNOBS)  # how its budget is shared among its measurements
     steps = (
         Step(
             "aim_release",

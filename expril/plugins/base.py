@@ -89,12 +89,26 @@ class Method(ABC):
     # The compared method whose runs each report repeats where `repeats_on` holds: the comparison
     # reads that method's runs there, and neither ranks nor tests the report anywhere.
     bases = {}
+    # The report's words for a method whose reports repeat their bases (expril.reports.comparison):
+    # which repeats what where, beside its ranks (it is not ranked), and the datasets its own runs
+    # are on, beside what tuning changed. None: it says nothing.
+    repeats_note = None
+    own_runs_note = None
     # The JSON Schema of the method's own settings, `comparison: <name>` in the configuration, which
     # the workflow then requires and checks (expril.workflow.config.check_settings); None: it has none.
     config_schema = None
     # Whether the method's published cells are rerun before a study mixes its runs with a published
     # one's (expril.reports.published): a deterministic and cheap method, exactly one of them.
     checks_published = False
+    # Its tuning grid, {axis: values, the first 'configured'} (config/tuning.yaml's `families:`
+    # entries' form), and its recipe axes' named values {axis: {value: knobs}}, where the grid file
+    # has no entry for it (expril.workflow.grids.load); None: the grid file's entry.
+    grid = None
+    recipes = {}
+    # The knobs of its tuning grid that act on the noise alone (a signal-to-noise target, a split of
+    # eps): at eps = inf a setting that differs from another in those alone repeats its run, and the
+    # calibration leaves it out there (expril.workflow.grids.noiseless_duplicate).
+    noise_knobs = frozenset()
 
     @abstractmethod
     def mechanism(self, ctx):

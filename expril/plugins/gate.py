@@ -61,7 +61,7 @@ def declared(method, grid):
         refuse(
             method,
             f"it has no tuning entry: add `{method.name}:` under `families:` in the tuning grid "
-            "(config/tuning.yaml; `model: [configured]` alone if it has nothing to tune)",
+            "(config/tuning.yaml), or give its Method a `grid` (`model: [configured]` alone if it has nothing to tune)",
         )
 
 

@@ -78,6 +78,7 @@ class LLP(Method):
     display = "LLP"
     # Deterministic (noise keyed by the oracle's secret, networks bitwise reproducible) and cheap.
     checks_published = True
+    noise_knobs = frozenset({"snr", "split"})  # its bins' signal-to-noise target, its budget's split
     steps = (
         Step(
             "llp_bins",
@@ -108,9 +109,10 @@ class LLP(Method):
     def mechanism(self, ctx):
         """The currency's counts mechanism (`counts`, `gaussian-counts`) planned for one iteration:
         its bin counts query and its error query on h_0 = 1 spend the run's budget (`counts`:
-        lambda = 2d/eps as configured; the setting's split shares it otherwise)."""
+        lambda = 2d/eps as configured; the setting's split shares it otherwise, its first query
+        being the bin counts query)."""
         split = ctx.knob("split", None)
-        shares = {} if split is None else {"split": split}
+        shares = {"counts_queries": llp.QUERIES[:1]} | ({} if split is None else {"split": split})
         return mechanisms.get(ctx.mechanism)(
             ctx.eps, ctx.delta, ctx.features, 1, ctx.spec["importance_sampling"], **shares
         )

@@ -102,6 +102,9 @@ class ExPriLByMMD(Method):
     name = "mmd"
     display = "ExPriL (MMD)"
     bases = {"C-mmd": "C", "I-mmd": "I"}
+    repeats_note = "ExPriL by MMD, which repeats plain ExPriL without an IS step"
+    own_runs_note = "ExPriL by MMD: of those with an IS step"
+    noise_knobs = frozenset({"snr"})  # its error queries' bins' signal-to-noise target
     steps = (
         Step(
             "oracle_embedding",

@@ -65,6 +65,13 @@ def family(name):
     return method.name if method else grids.family(name)
 
 
+def noise_knobs(family):
+    """The knobs of a tuning grid's family that act on the noise alone: its plug-in method's
+    (Method.noise_knobs), or ExPriL's (grids.NOISE_KNOBS)."""
+    method = methods().get(family)
+    return method.noise_knobs if method else grids.NOISE_KNOBS
+
+
 def step(rule):
     """(method, step) of the plug-in rule `rule`."""
     for method in methods().values():

@@ -13,14 +13,9 @@ from expril.privacy import calibration, noise
 from expril.privacy.base import RECORD, Mechanism, register
 from expril.privacy.zcdp import ZCDP
 
-# The bin counts query's name in the ledger and in its noise stream; other queries are error queries.
+# ExPriL's bin counts query's name in the ledger and in its noise stream; other queries are error
+# queries, but those a plan names as bin counts queries of its own (Histogram's `counts_queries`).
 COUNTS_QUERY = "marginals"
-
-
-def is_counts_query(query):
-    """Whether `query` names a bin counts query: ExPriL's COUNTS_QUERY, or a plug-in's
-    '<method>/counts' (LLP's); any other query is an error query."""
-    return query == COUNTS_QUERY or (query is not None and query.rsplit("/", 1)[-1] == "counts")
 
 
 class Histogram(Mechanism):
@@ -31,14 +26,16 @@ class Histogram(Mechanism):
     `split` (a tuning axis, config/tuning.yaml) is the share of eps the bin counts query spends,
     the T error queries sharing the rest equally: lambda_counts = d / (split eps), lambda_errors =
     d T / ((1 - split) eps), so that the run still spends exactly eps. None (as configured) is
-    Eq. 14's equal shares, 1 / (T+1) each, computed as Eq. 14 computes it."""
+    Eq. 14's equal shares, 1 / (T+1) each, computed as Eq. 14 computes it. `counts_queries`: the
+    names of a plug-in method's queries that are its bin counts query (its plan names them), beside
+    ExPriL's COUNTS_QUERY."""
 
     neighbours = RECORD
     # The learner divides released error counts by released bin counts: every run then asks the
     # bin counts first, and the error queries use the same bins.
     uses_counts = False
 
-    def __init__(self, eps, delta, features, iterations, importance_sampling, split=None):
+    def __init__(self, eps, delta, features, iterations, importance_sampling, split=None, counts_queries=()):
         super().__init__(eps, delta)
         self.features, self.iterations = int(features), int(iterations)
         self.importance_sampling = bool(importance_sampling)
@@ -48,19 +45,27 @@ class Histogram(Mechanism):
                 f"least one error query; got {split} with T = {self.iterations}"
             )
         self.split = None if split is None else float(split)
+        self.counts_queries = tuple(counts_queries)
 
     def param(self):
-        """As configured (equal shares) the plan's param has no `split`, as before the axis existed."""
+        """As configured (equal shares) the plan's param has no `split`, and ExPriL's no
+        `counts_queries`, as before they existed."""
         param = super().param()
-        if param.get("split", 0) is None:
-            del param["split"]
+        for key, default in (("split", None), ("counts_queries", ())):
+            if key in param and param[key] == default:
+                del param[key]
         return param
+
+    def is_counts_query(self, query):
+        """Whether `query` names a bin counts query (COUNTS_QUERY or one of `counts_queries`); any
+        other query is an error query."""
+        return query == COUNTS_QUERY or query in self.counts_queries
 
     def share(self, query):
         """The share of the run's budget `query` gets (the split's), None for Eq. 14's equal shares."""
         if self.split is None:
             return None
-        return self.split if is_counts_query(query) else (1 - self.split) / self.iterations
+        return self.split if self.is_counts_query(query) else (1 - self.split) / self.iterations
 
     @cached_property
     def scale(self):
@@ -79,7 +84,7 @@ class Histogram(Mechanism):
 
     def query_scale(self, query):
         """The noise scale of `query` (the bin counts query's or an error query's)."""
-        return self.counts_scale if is_counts_query(query) else self.scale
+        return self.counts_scale if self.is_counts_query(query) else self.scale
 
     @classmethod
     def asks_counts(cls, importance_sampling):

@@ -32,6 +32,9 @@ VARIANTS = {"C": "C", "I": "I"}
 # are neither ranked (they would count twice) nor tested.
 BASES = {name: b for method in registry.methods().values() for name, b in method.bases.items()}
 UNRANKED = set(BASES)
+# What the report says of them (Method.repeats_note, Method.own_runs_note).
+REPEATS_NOTES = "".join(f"; {m.repeats_note}, not ranked" for m in registry.methods().values() if m.repeats_note)
+OWN_RUNS_NOTES = "".join(f" ({m.own_runs_note})" for m in registry.methods().values() if m.own_runs_note)
 # The study's columns: the settings chosen on calibration runs, and as configured (sensitivity).
 TUNED, CONFIGURED = "tuned", "as configured"
 RUN_COLUMNS = ["dataset", "seed", "method", "eps", "column", "setting", "accuracy", "positive_share"]
@@ -480,8 +483,8 @@ def markdown(table, tests, ranking, methods, datasets, primary, repeats=frozense
         ranked = [m for m in methods if m not in UNRANKED]
         lines += [
             "",
-            f"Average ranks over the datasets per ε ({primary}; 1 the best; ExPriL by MMD, which repeats "
-            "plain ExPriL without an IS step, not ranked), the Friedman test (Iman and Davenport's F) and "
+            f"Average ranks over the datasets per ε ({primary}; 1 the best{REPEATS_NOTES}), "
+            "the Friedman test (Iman and Davenport's F) and "
             "Nemenyi's critical difference at 0.05 (Demšar 2006; figure critical_difference.png):",
             "",
             "| ε | datasets | " + " | ".join(NAMES[m] for m in ranked) + " | F | p | CD |",
@@ -548,8 +551,7 @@ def effect_table(effect):
     eps_values = sorted(effect.eps.unique())
     lines = [
         "What tuning changed: tuned minus as configured, mean over the datasets (points), how many "
-        "datasets it raised (ExPriL by MMD: of those with an IS step), and the collapsed cells (as "
-        "configured → tuned, all ε):",
+        f"datasets it raised{OWN_RUNS_NOTES}, and the collapsed cells (as configured → tuned, all ε):",
         "",
         "| method | " + " | ".join(f"ε {eps_text(e)}" for e in eps_values) + " | collapsed |",
         "|---|" + "---|" * (len(eps_values) + 1),

@@ -28,16 +28,49 @@ def family(method):
 VARIANT = {"C": "C", "I": "I"}
 
 
-def load(path):
+def load(path, methods=()):
+    """The tuning grids of the file `path`, with the grid of each plug-in method of `methods` that
+    carries its own (Method.grid, its recipe axes' values in Method.recipes) where the file has no
+    entry for it: a file's entry wins (the smoke test's trimmed grids)."""
     grid = yaml.safe_load(open(path))
+    sources = dict.fromkeys(grid["families"], path)
+    for method in methods:
+        if method.grid is not None and method.name not in grid["families"]:
+            grid["families"][method.name] = method.grid
+            sources[method.name] = f"plug-in {type(method).__module__}: grid"
+            for axis, recipes in method.recipes.items():
+                grid.setdefault("recipes", {})[axis] = {**recipes, **grid.get("recipes", {}).get(axis, {})}
     for family, axes in grid["families"].items():
         for axis, values in axes.items():
             if values[0] != CONFIGURED or len(set(map(str, values))) != len(values):
                 raise ValueError(
-                    f"{path}: families: {family}: {axis}: the first value must be '{CONFIGURED}', "
+                    f"{sources[family]}: families: {family}: {axis}: the first value must be '{CONFIGURED}', "
                     f"and no value may repeat, got {values}"
                 )
     return grid
+
+
+def check_effort(grid, families, path):
+    """Equal effort (docs/comparison.md, Tuning): each of `families` (the grids the study's methods
+    choose from) has as many settings, each calibrated at every calibrated eps, as the grid file's
+    `effort` says the study's methods have (none: unchecked, as the smoke test's trimmed grids)."""
+    effort = grid.get("effort")
+    for family in dict.fromkeys(families) if effort else ():
+        count = len(settings(grid, family))
+        if count == effort:
+            continue
+        if count < effort and effort % count == 0:
+            fix = (
+                f"add an axis of {effort // count} values (its first '{CONFIGURED}'), or values to its axes, "
+                f"to make {effort // count} times as many"
+            )
+        else:
+            fix = f"change its axes so that their values' product is {effort}"
+        raise ValueError(
+            f"{path}: equal effort: every compared method has {effort} settings at each calibrated eps "
+            f"(`effort`), {family}'s grid has {count}: {fix} (under `families: {family}:`, or in its "
+            "plug-in's Method.grid), or run the study as configured only (comparison: columns: [as configured])"
+        )
 
 
 def settings(grid, family):
@@ -130,15 +163,16 @@ def depends(grid, family, setting, knobs):
     ]
 
 
-# Knobs that act on the noise alone (the bins' signal-to-noise target, a budget's split, AIM's
-# one-way share and rounds): at eps = inf, without noise, they change nothing.
-NOISE_KNOBS = frozenset({"snr", "split", "oneway", "rounds"})
+# Knobs of ExPriL's grid that act on the noise alone (its bins' signal-to-noise target, its budget's
+# split); a plug-in method's are its Method.noise_knobs.
+NOISE_KNOBS = frozenset({"snr", "split"})
 
 
-def noiseless_duplicate(grid, setting):
-    """Whether, at eps = inf, `setting` runs as another of its family's (one of its axes sets noise
-    knobs alone): the calibration runs it at finite eps only."""
-    return any((knobs := knobs_of(grid, axis, chosen)) and knobs <= NOISE_KNOBS for axis, chosen in setting.items())
+def noiseless_duplicate(grid, setting, noise_knobs):
+    """Whether, at eps = inf, `setting` runs as another of its family's (one of its axes sets knobs
+    of `noise_knobs`, its family's that act on the noise alone, and no other): the calibration runs
+    it at finite eps only."""
+    return any((knobs := knobs_of(grid, axis, chosen)) and knobs <= noise_knobs for axis, chosen in setting.items())
 
 
 def recipe(grid, setting, axis, configured):

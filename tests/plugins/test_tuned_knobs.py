@@ -12,6 +12,7 @@ from expril.plugins.aim import aim_knobs
 from expril.plugins.context import Context
 from expril.privacy import mechanisms
 from expril.rivals import aim
+from expril.rivals import llp as rivals_llp
 from expril.workflow import grids
 from expril.workflow.currency import Currency
 from harness import PLUGIN_CONFIG as CONFIG
@@ -30,6 +31,8 @@ def test_llps_split_reaches_its_plan_and_passes_the_gate_at_exactly_eps():
     tuned = gate.planned(llp, context("llp", "~model=logreg~split=0.3"))
     assert tuned.split == 0.3 and tuned.compose(tuned.planned_costs())[0] == pytest.approx(1.0, rel=1e-12)
     assert [c[0] for c in tuned.planned_costs()] == pytest.approx([0.3, 0.7])
+    # Its plan names its first query as its bin counts query: the ledger's rows cost what was planned.
+    assert [tuned.query_cost(q)[0] for q in rivals_llp.QUERIES] == pytest.approx([0.3, 0.7])
     configured = gate.planned(llp, context("llp", "~model=logreg"))
     assert configured.split is None and "split" not in configured.param()
     # The bins depend on snr alone, the release on snr and split, the network on everything.

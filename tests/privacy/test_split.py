@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from expril.privacy import calibration, ledger, mechanisms, noise
-from expril.privacy.histogram import COUNTS_QUERY, is_counts_query
+from expril.privacy.histogram import COUNTS_QUERY
 from expril.rivals import llp
 
 QUERIES = [COUNTS_QUERY, "eps1/C/errors_t0", "eps1/C/errors_t1"]
@@ -101,9 +101,18 @@ def test_a_split_draws_each_query_at_its_own_scale_from_its_own_stream():
     assert len(keys) == 3
 
 
-def test_llps_queries_are_told_apart_and_eps_inf_adds_no_noise():
-    assert [is_counts_query(q) for q in llp.QUERIES] == [True, False]
-    assert is_counts_query(COUNTS_QUERY) and not is_counts_query("eps1/C/errors_t0/counts0")
+def test_a_plans_own_counts_query_is_told_apart_and_eps_inf_adds_no_noise():
+    """A plug-in's plan names its bin counts query (LLP's: `counts_queries`); nothing else is one,
+    whatever its name, so that a query's role is the method's word, not a naming rule."""
+    named = mechanisms.get("counts")(1.0, 0.0, 4, 1, False, split=0.3, counts_queries=llp.QUERIES[:1])
+    assert [named.is_counts_query(q) for q in llp.QUERIES] == [True, False]
+    assert named.query_cost(llp.QUERIES[0]) == pytest.approx((0.3, 0.0))
+    assert named.query_cost(llp.QUERIES[1]) == pytest.approx((0.7, 0.0))
+    unnamed = mechanisms.get("counts")(1.0, 0.0, 4, 1, False, split=0.3)
+    assert not unnamed.is_counts_query(llp.QUERIES[0]) and unnamed.is_counts_query(COUNTS_QUERY)
+    assert not named.is_counts_query("eps1/C/errors_t0/counts0")
+    assert mechanisms.from_param(named.param()).counts_queries == named.counts_queries
+    assert "counts_queries" not in unnamed.param()
     plan = mechanisms.get("counts")(math.inf, 0.0, 4, 1, False, split=0.3)
     assert plan.scale == plan.counts_scale == 0.0 and plan.query_cost(COUNTS_QUERY) == (math.inf, 0.0)
 

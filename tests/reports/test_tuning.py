@@ -4,36 +4,50 @@ reported runs write can reach the choice."""
 
 import math
 import re
+import types
 
 import pandas as pd
 import pytest
 import yaml
+from snakemake.utils import update_config
 
 from expril.plugins import registry
 from expril.reports import tuning
 from expril.workflow import grids
-from harness import ROOT, TUNING, plan
+from expril.workflow.config import planned_config
+from harness import ROOT, TUNING, plan, snakemake
 
 GRID = grids.load(ROOT / "config" / "tuning.yaml")
 EXTENDED = ["--configfile", "config/extended.yaml"]
 SMOKE = [*EXTENDED, "tests/extended_smoke.yaml"]
 
 
-def test_every_grid_starts_as_configured_and_every_method_has_12_settings_at_every_calibrated_eps():
-    """Equal effort (#36): every family has 12 distinct settings, each calibrated at every finite
+def _study():
+    """The extended study's configuration: config/extended.yaml over config.yaml, as the workflow merges them."""
+    study = planned_config(ROOT)
+    update_config(study, yaml.safe_load((ROOT / "config" / "extended.yaml").read_text()))
+    return study
+
+
+def test_every_grid_starts_as_configured_and_every_compared_method_has_the_grids_effort_at_every_calibrated_eps():
+    """Equal effort (#36): every family a method of the extended study chooses from (its plug-in's,
+    or ExPriL's) has the grid's `effort` (12) distinct settings, each calibrated at every finite
     calibrated eps, all of them eps the extended study reports (the others take the nearest's
     choice, one rule for every method); ExPriL's T and budget split are knobs of its axes."""
-    sizes = {family: len(grids.settings(GRID, family)) for family in GRID["families"]}
-    assert sizes == dict.fromkeys(["expril", "mmd", "llp", "dpsgd", "dpmerf", "aim"], 12)
+    study = _study()
+    families = {registry.family(m) for m in study["comparison"]["methods"]}
+    assert GRID["effort"] == 12 and grids.family("C") in families
+    assert {family: len(grids.settings(GRID, family)) for family in families} == dict.fromkeys(families, 12)
+    grids.check_effort(GRID, families, "config/tuning.yaml")
     for family in GRID["families"]:
         first = grids.settings(GRID, family)[0]
         assert set(first.values()) == {grids.CONFIGURED} and grids.suffix(GRID, family, first) == ""
         suffixes = [grids.suffix(GRID, family, s) for s in grids.settings(GRID, family)]
-        assert len(set(suffixes)) == 12
+        assert len(set(suffixes)) == len(suffixes)
     assert GRID["calibration"]["first_seed"] >= 10000 and GRID["calibration"]["runs"] == 5
-    study = yaml.safe_load((ROOT / "config" / "extended.yaml").read_text())["epsilons"]
-    assert {str(e) for e in GRID["calibration"]["epsilons"]} <= {str(e) for e in study}
-    knobs = set().union(*(grids.knobs_of(GRID, a, v) for s in grids.settings(GRID, "expril") for a, v in s.items()))
+    assert {str(e) for e in GRID["calibration"]["epsilons"]} <= {str(e) for e in study["epsilons"]}
+    expril = grids.family("C")
+    knobs = set().union(*(grids.knobs_of(GRID, a, v) for s in grids.settings(GRID, expril) for a, v in s.items()))
     assert {"iterations", "split", "snr"} <= knobs
 
 
@@ -80,7 +94,7 @@ def test_at_eps_inf_settings_that_differ_in_noise_knobs_alone_are_not_calibrated
         family: [
             grids.suffix(GRID, family, s)
             for s in grids.settings(GRID, family)
-            if not grids.noiseless_duplicate(GRID, s)
+            if not grids.noiseless_duplicate(GRID, s, registry.noise_knobs(family))
         ]
         for family in GRID["families"]
     }
@@ -109,6 +123,62 @@ def test_a_grid_must_start_with_the_configured_value(tmp_path):
     bad.write_text(yaml.safe_dump({"families": {"aim": {"model": ["tanh32", "configured"]}}}))
     with pytest.raises(ValueError, match="aim: model: the first value must be 'configured'"):
         grids.load(bad)
+
+
+MODELS = ["configured", "tanh32", "logreg"]
+
+
+def test_a_plug_ins_own_grid_joins_the_grid_files_and_an_entry_there_wins(tmp_path):
+    """Method.grid and Method.recipes, for a method without an entry in the grid file; a bad one is
+    refused naming the plug-in."""
+    path = tmp_path / "grid.yaml"
+    path.write_text(yaml.safe_dump({"families": {"kept": {"model": ["configured"]}}, "recipes": {}}))
+    own = types.SimpleNamespace(
+        name="own", grid={"model": MODELS, "recipe": ["configured", "fast"]}, recipes={"recipe": {"fast": {"lr": 0.1}}}
+    )
+    kept = types.SimpleNamespace(name="kept", grid={"model": MODELS}, recipes={})
+    grid = grids.load(path, [own, kept])
+    assert len(grids.settings(grid, "own")) == 6 and grid["families"]["kept"] == {"model": ["configured"]}
+    assert grids.knob(grid, grids.parse(grid, "own", "~recipe=fast"), "lr", 0.001) == 0.1
+    bad = types.SimpleNamespace(name="bad", grid={"model": ["tanh32"]}, recipes={})
+    with pytest.raises(ValueError, match=r"plug-in types: grid: families: bad: model: the first value must be"):
+        grids.load(path, [bad])
+
+
+def test_a_compared_method_short_of_the_studys_effort_is_told_what_to_add():
+    grid = {
+        "effort": 12,
+        "families": {
+            "full": {"model": MODELS, "knob": ["configured", 1, 2, 3]},
+            "short": {"model": MODELS},
+            "odd": {"model": MODELS, "knob": ["configured", 1, 2, 3, 4]},
+        },
+    }
+    grids.check_effort(grid, ["full"], "grid.yaml")
+    with pytest.raises(
+        ValueError,
+        match=r"grid.yaml: equal effort: every compared method has 12 settings .* short's "
+        r"grid has 3: add an axis of 4 values \(its first 'configured'\)",
+    ):
+        grids.check_effort(grid, ["full", "short"], "grid.yaml")
+    with pytest.raises(ValueError, match="odd's grid has 15: change its axes so that their values' product is 12"):
+        grids.check_effort(grid, ["odd"], "grid.yaml")
+    grids.check_effort({**grid, "effort": None}, ["short", "odd"], "grid.yaml")  # a grid without `effort`
+
+
+@pytest.mark.slow
+def test_the_plan_of_a_tuned_study_refuses_a_method_short_of_the_effort(tmp_path):
+    """LLP with its models alone beside the others' 12: planning stops, saying what to add; as
+    configured only, the same grid plans."""
+    grid = yaml.safe_load((ROOT / "config" / "tuning.yaml").read_text())
+    grid["families"]["llp"] = {"model": MODELS}
+    (tmp_path / "grid.yaml").write_text(yaml.safe_dump(grid))
+    config = [*EXTENDED, "--config", "results=results/plan", "datasets=[A]", "epsilons=[1]"]
+    methods = f'"methods": [C, llp], "grid": "{tmp_path / "grid.yaml"}"'
+    refused = snakemake("--dry-run", "tune", *config, f"comparison={{{methods}}}", check=False)
+    assert refused.returncode != 0
+    assert "llp's grid has 3: add an axis of 4 values" in refused.stdout + refused.stderr
+    snakemake("--dry-run", "compare", *config, f'comparison={{{methods}, "columns": [as configured]}}')
 
 
 def _table(rows):
