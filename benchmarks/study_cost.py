@@ -209,9 +209,11 @@ def report(results="results/extended", cores=2):
     """The cost model as Markdown lines: the measured jobs, each method's cost per run and eps,
     the projected calibration and reported runs, and the check of the model against the reported
     runs' measured jobs."""
-    jobs, comparison = measured(results), planned_config(ROOT)["comparison"]
+    jobs, config = measured(results), planned_config(ROOT) | {"results": results}
+    comparison = config["comparison"]
     # The tuned column is planned once every currency's choice file is there.
-    tuned = all((ROOT / choice_file(comparison, c)).exists() for c in comparison["currencies"])
+    choices = {c: choice_file(config, c) for c in comparison["currencies"]}
+    tuned = all((ROOT / path).exists() for path in choices.values())
     yield (
         f"Measured: the {len(jobs)} jobs of {results} ({jobs.wall.sum() / 3600:.2f} job-hours), start-up and step "
         "per run from each job's benchmark and log.\n"
@@ -226,7 +228,7 @@ def report(results="results/extended", cores=2):
             f"{len(plan)} jobs, projected {total:.1f} job-hours, {total / cores:.1f} h wall on {cores} cores, "
             f"start-up {plan.startup.sum() / 3600 / total:.0%} of job time"
             + (f" (not measured, costed 0: {', '.join(missing)})" if missing else "")
-            + (UNTUNED.format(comparison["choice"]) if target == "compare" and not tuned else "")
+            + (UNTUNED.format(", ".join(choices.values())) if target == "compare" and not tuned else "")
             + ".\n"
         )
         yield "| method | jobs | start-up (h) | step (h) | job-hours |"

@@ -17,7 +17,7 @@ from expril.privacy import mechanisms, noise
 from expril.reports import ambiguity, design, identify, published
 from expril.workflow import code_digest, grids
 from expril.workflow.config import check_mechanism, check_settings, schema, schema_types
-from expril.workflow.currency import choice_file, currencies
+from expril.workflow.currency import choice_file, currencies, tuning_folder
 
 _schema = schema(Path(workflow.basedir) / "config.schema.yaml", registry.methods())
 config.update(schema_types(config, _schema))

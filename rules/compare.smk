@@ -145,8 +145,9 @@ rule compare:
 
 # Tuning (docs/comparison.md, "Tuning"): every setting of every method's grid on the calibration
 # seeds, and the choice per currency, method, dataset and eps. Not part of `compare`: `snakemake
-# tune`, then `snakemake publish_tuning` writes data/tuning/<currency>/ (committed), which the
-# comparison reads.
+# tune`, then `snakemake publish_tuning` writes <results>/tuning/<currency>/, which the comparison
+# then reads, or, publishing the study itself (comparison: publish_study), data/tuning/<currency>/
+# (committed).
 rule select_settings:
     input:
         evaluations=lambda wc: sorted(
@@ -186,7 +187,7 @@ rule publish_tuning:
         },
     output:
         [
-            f"data/tuning/{name}/{file}"
+            f"{tuning_folder(config)}/{name}/{file}"
             for name in CURRENCIES
             for file in ("calibration.csv", "choice.yaml", "tuning.md")
         ],
@@ -195,7 +196,9 @@ rule publish_tuning:
     conda:
         "../envs/expril.yaml"
     shell:
-        " && ".join(publish(f"data/tuning/{name}", name) for name in CURRENCIES)
+        " && ".join(
+            publish(f"{tuning_folder(config)}/{name}", name) for name in CURRENCIES
+        )
 
 
 # Not part of `compare`: after the extended study, `snakemake publish_comparison --configfile

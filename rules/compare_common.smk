@@ -82,10 +82,10 @@ def histories(currency):
 
 @functools.cache
 def choice(currency):
-    """The currency's tuned settings (written by `snakemake tune`, then `publish_tuning`): {method:
+    """The currency's tuned settings (written by `snakemake tune`, then `publish_tuning`: choice_file()): {method:
     {dataset: {eps: setting}}}; None without the file: the currency runs as configured only.
     """
-    path = choice_file(COMPARISON, currency)
+    path = choice_file(config, currency)
     return yaml.safe_load(open(path)) if os.path.exists(path) else None
 
 
@@ -174,7 +174,7 @@ def tuned(method, dataset, eps, currency):
     method = base_method(method, dataset)
     if dataset not in choice(currency).get(method, {}):
         raise ValueError(
-            f"{choice_file(COMPARISON, currency)} has no setting for {method} on {dataset}: run `snakemake tune` "
+            f"{choice_file(config, currency)} has no setting for {method} on {dataset}: run `snakemake tune` "
             "(and `publish_tuning`) with this configuration, or set comparison: columns: [as configured]"
         )
     chosen = choice(currency)[method][dataset]

@@ -6,6 +6,7 @@ their eps (eps1@approx/), so that both currencies of a method sit in one results
 reproduction's runs (config.yaml's `mechanism` and `delta`) carry none."""
 
 import math
+import os
 import re
 from dataclasses import dataclass
 
@@ -43,10 +44,26 @@ class Currency:
         return f"(ε, {delta}), neighbours: {self.relation}"
 
 
-def choice_file(comparison, currency):
-    """The file of a currency's tuned settings: the configuration's `comparison: choice`, its
-    {currency} the currency's name."""
-    return comparison["choice"].replace("{currency}", currency)
+# Where `publish_tuning` writes each currency's calibration table, choice and report: the study's
+# tracked folder where the configuration publishes the study itself (`comparison: publish_study`),
+# else the results folder's, so that a user's tuning never overwrites the published study's.
+STUDY_TUNING = "data/tuning"
+
+
+def tuning_folder(config):
+    """publish_tuning's folder, its currencies' subfolders in it."""
+    return STUDY_TUNING if config["comparison"]["publish_study"] else f"{config['results']}/tuning"
+
+
+def choice_file(config, currency):
+    """The file of a currency's tuned settings that the comparison reads: the configuration's
+    `comparison: choice` where set ({currency} its name); else the results folder's, where
+    `publish_tuning` wrote one there, else the published study's."""
+    chosen = config["comparison"]["choice"]
+    if chosen is None:
+        user = f"{config['results']}/tuning/{currency}/choice.yaml"
+        return user if os.path.exists(user) else f"{STUDY_TUNING}/{currency}/choice.yaml"
+    return chosen.replace("{currency}", currency)
 
 
 def currencies(config, plugins):

@@ -15,6 +15,7 @@ from expril.plugins import registry
 from expril.reports import tuning
 from expril.workflow import grids
 from expril.workflow.config import planned_config
+from expril.workflow.currency import choice_file, tuning_folder
 from harness import ROOT, TUNING, plan, snakemake
 
 GRID = grids.load(ROOT / "config" / "tuning.yaml")
@@ -279,6 +280,34 @@ def test_the_tune_plan_reads_calibration_runs_only():
     assert all(f"/{calibration}" in f for f in select["input"] if f.startswith("results/plan/eval/"))
     # CTG-B's runs resample one record pool: no calibration job reads its records.
     assert not any("/CTG-B/" in f for j in jobs for f in j["output"])
+
+
+def test_the_comparison_reads_the_users_published_choice_else_the_studys(tmp_path):
+    """A user's `publish_tuning` writes under their results folder; the comparison reads that choice
+    where it exists, the published study's elsewhere, and a configured `choice` in any case."""
+    results = tmp_path / "res"
+    config = {"results": str(results), "comparison": {"choice": None, "publish_study": False}}
+    assert tuning_folder(config) == f"{results}/tuning"
+    assert choice_file(config, "approx") == "data/tuning/approx/choice.yaml"
+    (results / "tuning" / "approx").mkdir(parents=True)
+    (results / "tuning" / "approx" / "choice.yaml").write_text("{}\n")
+    assert choice_file(config, "approx") == f"{results}/tuning/approx/choice.yaml"
+    assert choice_file(config, "pure") == "data/tuning/pure/choice.yaml"
+    config["comparison"] = {"choice": "mine/{currency}.yaml", "publish_study": True}
+    assert choice_file(config, "pure") == "mine/pure.yaml" and tuning_folder(config) == "data/tuning"
+
+
+@pytest.mark.slow
+def test_publish_tuning_writes_under_the_results_folder_unless_publishing_the_study():
+    """The tracked data/tuning/ is publish_tuning's output only with `comparison: publish_study`."""
+    config = [*SMOKE, "--config", "results=results/plan"]
+    outputs = {f for j in plan("publish_tuning", *config) if j["rule"] == "publish_tuning" for f in j["output"]}
+    files = {f"{c}/{f}" for c in ("approx", "pure") for f in ("calibration.csv", "choice.yaml", "tuning.md")}
+    assert outputs == {f"results/plan/tuning/{f}" for f in files}
+    study = plan("publish_tuning", *config, 'comparison={"publish_study": true}')
+    assert {f for j in study if j["rule"] == "publish_tuning" for f in j["output"]} == {
+        f"data/tuning/{f}" for f in files
+    }
 
 
 def test_the_committed_choice_is_the_selection_from_the_committed_calibration_table():
