@@ -155,7 +155,7 @@ def test_a_compared_method_short_of_the_studys_effort_is_told_what_to_add():
             "odd": {"model": MODELS, "knob": ["configured", 1, 2, 3, 4]},
         },
     }
-    grids.check_effort(grid, ["full"], "grid.yaml")
+    grids.check_effort(grid, ["full", "unknown"], "grid.yaml")  # no grid at all: the gate's to refuse
     with pytest.raises(
         ValueError,
         match=r"grid.yaml: equal effort: every compared method has 12 settings .* short's "
