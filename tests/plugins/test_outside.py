@@ -21,6 +21,7 @@ from expril.plugins.context import Context
 from expril.privacy import calibration, mechanisms
 from expril.privacy.base import MECHANISMS
 from expril.workflow import code_digest, grids
+from expril.workflow.config import check_mechanism
 from expril.workflow.currency import currencies
 from harness import PLUGIN_CONFIG, ROOT
 
@@ -180,3 +181,5 @@ def test_exprils_chain_is_refused_a_plug_ins_mechanism(clean, tmp_path):
     config["comparison"]["currencies"]["pure"]["mechanisms"].update(C="my-counts", I="my-counts")
     with pytest.raises(ValueError, match=r"pure: mechanisms: C: 'my-counts' is plug-in expril.plugins.centroid's"):
         currencies(config, registry.reported())
+    with pytest.raises(ValueError, match=r"config: mechanism: 'my-counts' is plug-in expril.plugins.centroid's"):
+        check_mechanism(CONFIG | {"mechanism": "my-counts"})
