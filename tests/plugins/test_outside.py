@@ -2,7 +2,7 @@
 with a mechanism of its own (docs/extending.md's second worked example, tests/plugins/centroid.py):
 loaded in every process of the workflow, refused by name where it is missing, registers nothing or
 takes another's name, its code digest its file's; its mechanism sound, planned and checked as the
-package's are."""
+package's are; and the smoke comparison with it, kept in a temporary folder, end to end."""
 
 import copy
 import inspect
@@ -13,6 +13,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pandas as pd
 import pytest
 import yaml
 
@@ -23,7 +24,7 @@ from expril.privacy.base import MECHANISMS
 from expril.workflow import code_digest, grids
 from expril.workflow.config import check_mechanism
 from expril.workflow.currency import currencies
-from harness import PLUGIN_CONFIG, ROOT
+from harness import PLUGIN_CONFIG, ROOT, counts, dry_run_jobs, snakemake
 
 EXAMPLE = ROOT / "tests/plugins/centroid.py"
 CONFIG = yaml.safe_load((ROOT / "config.yaml").read_text())
@@ -183,3 +184,69 @@ def test_exprils_chain_is_refused_a_plug_ins_mechanism(clean, tmp_path):
         currencies(config, registry.reported())
     with pytest.raises(ValueError, match=r"config: mechanism: 'my-counts' is plug-in expril.plugins.centroid's"):
         check_mechanism(CONFIG | {"mechanism": "my-counts"})
+
+
+def smoke(results, plugin, grid):
+    """The smoke comparison, as configured, on two datasets: ExPriL beside the user's method, which
+    runs in (eps, 1e-5)-DP, from its file and with its tuning entry in the user's copy of the grid."""
+    comparison = (
+        f'{{"methods": [C, I, centroid], "plugins": [{plugin}], "grid": "{grid}", "choice": "no/choice.yaml", '
+        '"columns": [as configured], "currencies": {"approx": {"mechanisms": {"centroid": class-sums}}}}'
+    )
+    return [
+        *("--configfile", "config/extended.yaml", "tests/extended_smoke.yaml", "--config", f"results={results}"),
+        *("datasets=[A,C]", f"comparison={comparison}"),
+    ]
+
+
+@pytest.mark.slow
+def test_a_plug_in_with_its_own_mechanism_from_a_users_folder_runs_the_smoke_comparison(tmp_path):
+    """In this repository, which names no such method: its releases in the ledger, the gate and the
+    taint audit passed, its runs in every table and figure; an edit to its file reruns its jobs."""
+    plugin, grid, res = outside(tmp_path), tmp_path / "mine/tuning.yaml", tmp_path / "res"
+    grid.write_text((ROOT / "config/tuning.yaml").read_text().replace("families:\n", TUNING_ENTRY, 1))
+    args = smoke(res, plugin, grid)
+    snakemake("compare", "--cores", "2", *args)
+    approx, pure = res / "comparison/approx", res / "comparison/pure"
+    table = pd.read_csv(approx / "comparison.csv")
+    mine = table[table.method == "centroid"]
+    assert len(mine) == 4 and set(mine.dataset) == {"A", "C"} and set(mine.n_runs) == {2}
+    # its privacy, read from its ledgers: the run's (eps, delta) at eps 1, nothing at inf
+    assert (
+        mine.set_index("eps")[["eps_spent", "delta", "mechanisms"]].loc[1].values.tolist()
+        == [[1.0, 1e-5, "class-sums"]] * 2
+    )
+    assert set(mine[mine.eps == math.inf].eps_spent) == {math.inf} and "centroid" not in set(
+        pd.read_csv(pure / "comparison.csv").method
+    )
+    book = pd.read_csv(res / "oracle/A/0-1/eps1@approx/centroid/sums.ledger.csv")
+    assert list(book["query"]) == ["centroid/class-sums"] * 2 and list(book.seed) == [0, 1]
+    assert set(book.mechanism) == {"class-sums"} and set(book.neighbours) == {mechanisms.RECORD}
+    assert set(book.sensitivity) == {math.sqrt(3)}  # A's 2 features and the count
+    assert set(book.scale) == {calibration.gaussian_noise_std(1.0, 1e-5, math.sqrt(3))}
+    assert set(book.eps_total) == {1.0} and set(book.delta_total) == {1e-5}
+    assert "Noisy centroids" in (res / "comparison.md").read_text()
+    assert "Noisy centroids" in (approx / "comparison.md").read_text()
+    assert set(pd.read_csv(approx / "comparison_runs.csv").method) >= {"C", "I", "centroid"}
+    assert "rank_centroid" in pd.read_csv(approx / "comparison_ranks.csv").columns
+    assert "centroid" in set(pd.read_csv(approx / "comparison_tests.csv").method)
+    for figure in ("privacy_utility.png", "critical_difference.png"):
+        assert (approx / figure).stat().st_size > 0
+    audit = subprocess.run(
+        [sys.executable, "-m", "expril.privacy.taint", "compare", *args], cwd=ROOT, capture_output=True, text=True
+    )
+    assert audit.returncode == 0 and ", 0 violations;" in audit.stdout, audit.stdout + audit.stderr
+    # its file's docstring edited: nothing to rerun; its code: its jobs and the reports that read them
+    plugin.write_text(plugin.read_text().replace('"""Noisy class centroids:', '"""Noisy centroids:'))
+    unchanged = snakemake("--dry-run", "compare", *args)
+    assert "Nothing to be done" in unchanged.stdout + unchanged.stderr
+    plugin.write_text(plugin.read_text().replace("np.maximum(sums[:, -1:], 1.0)", "np.maximum(sums[:, -1:], 2.0)"))
+    planned = counts(dry_run_jobs(snakemake("--dry-run", "compare", *args).stdout))
+    assert planned == {
+        "centroid_release": 4,
+        "centroid_train": 4,
+        "evaluate_rival": 4,
+        "compare_methods": 1,
+        "comparison_report": 1,
+        "compare": 1,
+    }
