@@ -19,6 +19,9 @@ from expril.workflow import code_digest, grids
 from expril.workflow.config import check_mechanism, check_settings, schema, schema_types
 from expril.workflow.currency import choice_file, currencies, tuning_folder
 
+# The user's plug-ins from outside the package join expril/plugins/'s, here and in every job
+# (docs/extending.md), before the schema: it holds their settings.
+registry.use(config.get("comparison", {}).get("plugins", []))
 _schema = schema(Path(workflow.basedir) / "config.schema.yaml", registry.methods())
 config.update(schema_types(config, _schema))
 validate(config, schema="../config.schema.yaml", set_default=True)

@@ -116,9 +116,10 @@ def plugin_resources(step):
 
 
 def plugin_code(method, script="plugin_step"):
-    """The code digest of a plug-in's jobs: the step runner's and the method's own module's."""
+    """The code digest of a plug-in's jobs: the step runner's and the method's own module's
+    (a file outside the package whole)."""
     plugin = Path(inspect.getfile(type(method)))
-    return package_code(script) + code_digest.script_digest(
+    return package_code(script) + code_digest.plugin_digest(
         plugin, Path(workflow.basedir) / "expril"
     )
 

@@ -228,3 +228,14 @@ def _digest(script, package):
     parts = [f"{m} runs\n{modules[m].source(None)}" for m in sorted(imported)]
     parts += [f"{m}.{u}\n{modules[m].source(u)}" for m, u in sorted(units)]
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
+def plugin_digest(path, package=PACKAGE):
+    """sha256 of a plug-in method's module and the package code it runs (rules/plugins.smk):
+    `script_digest`'s for a module of the package; for a file outside it (config: comparison:
+    plugins), whose code no Snakemake trigger sees, that file's code as parsed too."""
+    digest, module = script_digest(path, package), _module(path, package)
+    if module.name is not None:
+        return digest
+    own = "\n".join(module.source(unit) for unit in [None, *sorted(module.units)])
+    return hashlib.sha256(f"{digest}\n{own}".encode()).hexdigest()[:16]

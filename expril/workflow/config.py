@@ -132,14 +132,19 @@ def planned_config(root="."):
 
 def check_mechanism(config):
     """Refuse the oracle's mechanism that `mechanism:` names, with the key to change, where it
-    is not registered, does not answer ExPriL's bin queries, or adds Gaussian noise, which has
-    no guarantee at a finite eps with `delta: 0`."""
+    is not registered, does not answer ExPriL's bin queries, is a plug-in's, or adds Gaussian noise,
+    which has no guarantee at a finite eps with `delta: 0`."""
     try:
         oracle = mechanisms.get(config["mechanism"])
     except ValueError as error:
         raise ValueError(f"config: mechanism: {error}") from None
     if not issubclass(oracle, mechanisms.Histogram):
         raise ValueError(f"config: mechanism: {config['mechanism']!r} does not answer ExPriL's bin queries")
+    if oracle.__module__.startswith("expril.plugins."):  # ExPriL's jobs import no plug-in (as currency._check)
+        raise ValueError(
+            f"config: mechanism: {config['mechanism']!r} is plug-in {oracle.__module__}'s: ExPriL's chain applies "
+            "the package's"
+        )
     if oracle.needs_delta and config["delta"] == 0 and any(math.isfinite(float(e)) for e in config["epsilons"]):
         raise ValueError(
             f"config: delta: {config['mechanism']!r} adds Gaussian noise, whose guarantee at a finite eps "

@@ -123,6 +123,9 @@ def _check(currency, key, method, name, plugins, epsilons):
         raise ValueError(f"{key}: {error}") from None
     if method in grids.VARIANT and not issubclass(mechanism, mechanisms.Histogram):
         raise ValueError(f"{key}: {name!r} does not answer ExPriL's bin queries (expected counts or gaussian-counts)")
+    if method in grids.VARIANT and mechanism.__module__.startswith("expril.plugins."):
+        # ExPriL's jobs (expril/steps/) import no plug-in: they could neither find its mechanism nor rerun on its edits
+        raise ValueError(f"{key}: {name!r} is plug-in {mechanism.__module__}'s: ExPriL's chain applies the package's")
     if mechanism.neighbours != currency.relation:
         raise ValueError(
             f"{key}: {name!r} protects neighbours that {mechanism.neighbours}, not the currency's relation "

@@ -31,12 +31,13 @@ def project(tmp_path):
 
 def digests(project):
     """Each script's digest, and each plug-in method module's (rules/plugins.smk: plugin_code)."""
-    plugins = [p for p in sorted((project / "expril/plugins").glob("*.py")) if p.stem not in registry.FRAMEWORK]
+    plugins = [
+        p for p in sorted((project / "expril/plugins").glob("*.py")) if p.stem not in {*registry.FRAMEWORK, "__init__"}
+    ]
     return {
         s.stem: code_digest.script_digest(s, project / "expril")
-        for s in [*sorted((project / "workflow_scripts").glob("*.py")), *plugins]
-        if s.stem != "__init__"
-    }
+        for s in sorted((project / "workflow_scripts").glob("*.py"))
+    } | {p.stem: code_digest.plugin_digest(p, project / "expril") for p in plugins}
 
 
 def changed_by(project, file, old, new):
