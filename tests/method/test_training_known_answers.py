@@ -71,7 +71,9 @@ def reference(x, targets, w, hidden, seed, epochs, batch_size, lr, holdout=0.0, 
     def loss(rows):
         return loss_of(net(inputs[rows])[:, 0], weights[rows], *(t[rows] for t in targets))
 
-    state = lambda: [p.detach().clone() for p in net.parameters()]  # noqa: E731
+    def state():
+        return [p.detach().clone() for p in net.parameters()]
+
     best, best_loss, waited, held_losses = state(), math.inf, 0, []
     for _ in range(epochs):
         shuffled = fit[torch.randperm(len(fit), generator=g)]
@@ -91,8 +93,10 @@ def reference(x, targets, w, hidden, seed, epochs, batch_size, lr, holdout=0.0, 
             if waited == patience:
                 break
     final = best if patience else state()
-    names = [f"{kind}{i}" for i in range(len(linears)) for kind in "Wb"]
-    return {name: p.T if kind == "W" else p for name, kind, p in zip(names, "Wb" * len(linears), final)}, held_losses
+    params = {}
+    for i in range(len(linears)):
+        params[f"W{i}"], params[f"b{i}"] = final[2 * i].T, final[2 * i + 1]
+    return params, held_losses
 
 
 def labelled(n_nets, n, d, seed):
