@@ -6,7 +6,7 @@ import jax.flatten_util
 import numpy as np
 import opendp.prelude as dp
 import pytest
-from mbi import CliqueVector, Domain, LinearMeasurement
+from mbi import CliqueVector, Domain, LinearMeasurement, marginal_loss
 from mbi.estimation import mirror_descent as mbi_mirror_descent
 
 from expril.method import binning
@@ -106,14 +106,17 @@ def test_a_clique_outside_the_star_is_refused_by_name():
 
 
 @pytest.mark.slow
-def test_every_estimate_aim_asks_in_a_release_is_mbis():
+def test_every_estimate_aim_asks_in_a_release_fits_as_well_as_mbis():
     # OpenDP's noise cannot be seeded, so two releases cannot be compared draw for draw, and
     # comparing their error statistics in law fails at random. Instead the estimates AIM asks for
     # in one release (its measurements so far, the last model's potentials) are made by mbi's own
-    # mirror descent too, on the same inputs: a known answer whatever the noise drew. The first
-    # (cold) and the last (warm, every measurement) are compared: each of mbi's compiles anew, 5 s.
-    # Both stop after 1000 iterations, so they agree to a fraction of a record (at most 0.013 of
-    # 800 in 19 calls); reading a measurement or a warm start otherwise moves whole records.
+    # mirror descent too, on the same inputs, and scored by mbi's own loss on those measurements:
+    # ours must fit them as well, whatever the noise drew. The first (cold) and the last (warm,
+    # every measurement) are compared: each of mbi's compiles anew, 5 s. Neither converges fully in
+    # 1000 iterations: along directions the loss hardly sees (the null categories) the two models
+    # differed by up to 0.59 records in 1 release of 28, so the marginals are no known answer;
+    # their losses differed by at most 6e-5 of mbi's in 19 estimates of 3 releases. A measurement
+    # read wrong or ignored adds its own term, several units of a loss of 2 to 70.
     g = np.random.default_rng(5)
     y = g.integers(0, 2, 800)
     x = g.normal(size=(800, 3)) + np.outer(y, [1.5, -1.0, 0.0])
@@ -134,10 +137,5 @@ def test_every_estimate_aim_asks_in_a_release_is_mbis():
     assert len(calls) > 1 and calls[0][2] is None and calls[-1][2] is not None
     for domain, found, potentials, model in (calls[0], calls[-1]):
         theirs = dp.mbi.mirror_descent(domain, found, potentials=potentials)
-        for clique in star_estimator.star(domain, aim.LABEL):
-            np.testing.assert_allclose(
-                np.asarray(model.project(clique).datavector(flatten=False)),
-                np.asarray(theirs.project(clique).datavector(flatten=False)),
-                atol=0.05,
-                err_msg=f"{clique} after {len(found)} measurements",
-            )
+        loss = marginal_loss.from_linear_measurements(found, domain=domain)
+        assert float(loss(model.marginals)) <= float(loss(theirs.marginals)) * (1 + 1e-3), f"{len(found)} measurements"
