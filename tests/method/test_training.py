@@ -43,6 +43,7 @@ def assert_same_network(model, b, other, c):
 # in the block, and with 9 networks the output biases fill a vector plus a tail. The third case
 # runs 400 steps, enough for fused Adam's rarer tail roundings to show. All cases fail without
 # the padding.
+@pytest.mark.bitexact
 @pytest.mark.parametrize("hidden, n, d, epochs", [(DEEP, 300, 3, 2), (SHALLOW, 500, 25, 2), (SHALLOW, 40, 2, 200)])
 def test_network_does_not_depend_on_its_block(hidden, n, d, epochs):
     x, y, w = problem(9, n, d)
@@ -54,6 +55,7 @@ def test_network_does_not_depend_on_its_block(hidden, n, d, epochs):
         assert_same_network(block, b, alone, 0)
 
 
+@pytest.mark.bitexact
 @pytest.mark.parametrize("hidden, n, d", [(DEEP, 300, 3), (SHALLOW, 500, 25)])
 def test_thread_count_does_not_change_the_networks(hidden, n, d):
     x, y, w = problem(9, n, d)
@@ -112,6 +114,7 @@ def test_learns_a_separable_problem_and_numpy_agrees_with_torch():
     assert (labels == (logits >= 0).numpy())[clear].all()
 
 
+@pytest.mark.bitexact
 @pytest.mark.parametrize("hidden, activation", [([32], "tanh"), ([], "relu")])
 def test_the_model_familys_small_networks_learn_and_numpy_scores_them_as_torch(hidden, activation):
     """The comparison's model family (docs/comparison.md, Tuning): one tanh layer of 32, and
@@ -212,6 +215,7 @@ def test_select_save_load_and_shape_errors(tmp_path):
 EARLY = dict(epochs=60, batch_size=20, lr=1e-2, holdout=0.25, patience=3)
 
 
+@pytest.mark.bitexact
 def test_early_stopping_does_not_depend_on_the_block():
     # Networks stop at different epochs and leave the batch; the others must not notice.
     x, y, w = problem(5, 120, 3)

@@ -45,6 +45,7 @@ def bins(tmp_path, x, q):
     return path
 
 
+@pytest.mark.bitexact
 def test_llp_runs_of_other_bins_and_budgets_train_as_one_stack(tmp_path):
     rng = np.random.default_rng(0)
     x = source(tmp_path, rng)
@@ -69,6 +70,7 @@ def test_llp_runs_of_other_bins_and_budgets_train_as_one_stack(tmp_path):
     assert_alone_equals_stacked(tmp_path, "train_llp", [run | shared for run in runs])
 
 
+@pytest.mark.bitexact
 def test_aim_runs_of_other_releases_train_as_one_stack(tmp_path):
     rng = np.random.default_rng(1)
     x = source(tmp_path, rng)
@@ -83,6 +85,7 @@ def test_aim_runs_of_other_releases_train_as_one_stack(tmp_path):
     assert_alone_equals_stacked(tmp_path, "train_aim", [run | shared for run in runs])
 
 
+@pytest.mark.bitexact
 def test_dpmerf_runs_of_other_records_train_as_one_stack(tmp_path):
     rng = np.random.default_rng(2)
     runs = []
@@ -163,6 +166,7 @@ def test_the_gate_refuses_per_run_arguments_on_a_release_or_without_runs():
             gate.declared(method, {"families": {method.name: {}}})
 
 
+@pytest.mark.bitexact
 def test_exprils_runs_of_other_eps_and_iterations_train_as_one_stack(tmp_path):
     """ExPriL's h_t (learner.train_hypotheses: rules/stacked.smk's train_hypotheses_*) and ExPriL by
     MMD's (mmd_train, the same function through the runner): each file the one-run step's

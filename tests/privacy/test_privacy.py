@@ -30,12 +30,15 @@ def _privacy(eps, planned=3, d=10, mechanism="paper", scale=None):
 @pytest.mark.parametrize("eps", [1.0, 2.0, 0.5, 5.0])
 def test_planned_queries_spend_exactly_the_budget(tmp_path, eps):
     # Each query reads the previous one's ledger file, as the oracle jobs do: its eps_spent must
-    # come back exactly (2/3 written as 0.666667 would sum above the budget of 2).
+    # come back exactly (2/3 written as 0.666667 would sum above the budget of 2), and the ledger's
+    # claim, each run's eps_total after each query, reaches the budget with the third.
     book = None
     for i, query in enumerate(["marginals", "errors_t0", "errors_t1"]):
         ledger.record(tmp_path / f"{i}.csv", book, "C", [0, 1], query, "oracle_errors", _privacy(eps))
         book = ledger.load(tmp_path / f"{i}.csv")
-    assert np.allclose(book.groupby("seed")["eps_spent"].sum(), eps) and len(book) == 6
+    assert len(book) == 6 and (book.eps_spent == eps / 3).all()
+    assert book.eps_total.tolist() == pytest.approx([eps / 3] * 2 + [2 * eps / 3] * 2 + [eps] * 2, rel=1e-12)
+    assert (book.eps_total <= eps * (1 + 1e-9)).all()
     assert list(book.columns) == ledger.COLUMNS
 
 
@@ -82,7 +85,7 @@ def test_without_the_is_step_the_paper_noise_spends_two_thirds(tmp_path):
     book = None
     for query in ["errors_t0", "errors_t1"]:
         book = ledger.record(tmp_path / "l.csv", book, "A", [0], query, "oracle_errors", _privacy(1.0, planned=2))
-    assert np.isclose(book["eps_spent"].sum(), 2 / 3)
+    assert book.eps_total.tolist() == pytest.approx([1 / 3, 2 / 3], rel=1e-12)  # of the budget of 1
     assert calibration.laplace_scale(10, 2, 1.0) == 30.0  # Eq. 14: d (T+1) / eps
 
 

@@ -11,6 +11,7 @@ from scipy import stats
 
 from expril import settings
 from expril.privacy import ledger, mechanisms
+from expril.privacy.noise import SECRET_VARIABLE
 from expril.reports import comparison, design
 from expril.workflow.currency import Currency
 from harness import ROOT
@@ -282,7 +283,12 @@ def test_eps_positions_put_no_privacy_beyond_the_largest_eps():
     assert comparison._positions([INF]) == {INF: 1.0}
 
 
-def test_compare_writes_every_output(tmp_path):
+@pytest.mark.parametrize("secret", [None, "a real secret"])
+def test_compare_writes_every_output_and_the_demo_secrets_note_exactly_when_it_keyed_noise(
+    tmp_path, monkeypatch, secret
+):
+    if secret:
+        monkeypatch.setenv(SECRET_VARIABLE, secret)
     runs, reference, _ = _study(tmp_path)
     names = [
         ("comparison_csv", "comparison.csv"),
@@ -300,7 +306,11 @@ def test_compare_writes_every_output(tmp_path):
     assert all(path.exists() for path in out.values())
     assert list(pd.read_csv(out["comparison_csv"]).columns) == comparison.TABLE_COLUMNS
     assert b"CreationDate" not in out["figure_pdf"].read_bytes()
-    assert "1 of the" not in out["comparison_md"].read_text() or "demo secret" in out["comparison_md"].read_text()
+    # Every release of the study, deduplicated (C and I share one ledger): 3 of ExPriL, 2 of LLP and
+    # 1 of DP-SGD for each of the 8 runs, all keyed by the demo secret unless a secret is set.
+    note = "48 of the 48 releases' noise was keyed by the public demo secret"
+    assert (note in out["comparison_md"].read_text()) == (not secret)
+    assert ("demo secret" in out["comparison_md"].read_text()) == (not secret)
 
 
 def test_expril_by_mmd_has_its_own_runs_and_ledger(tmp_path):

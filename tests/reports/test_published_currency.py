@@ -1,7 +1,10 @@
 """A currency in which no configured method runs, against a published study (a user's method in
-pure DP only, docs/extending.md): its table is the published study's alone, unchanged."""
+pure DP only, docs/extending.md): its table is the published study's alone, unchanged, checked
+against the published runs (its record), not against compare()'s earlier output."""
 
 import pandas as pd
+import pytest
+import stats_reference
 
 from expril.plugins import registry
 from expril.reports import comparison, design
@@ -24,19 +27,32 @@ OUTPUTS = {
 
 
 def test_a_currency_without_new_runs_reports_the_published_study_unchanged(tmp_path):
+    """Its table holds the published cells with their published privacy, their means and standard
+    deviations those of the published runs, and its tests are scipy's on those runs."""
     config = planned_config(ROOT)
     folder = ROOT / "summary/comparison/approx"
     out = {key: str(tmp_path / name) for key, name in OUTPUTS.items()}
+    designs = design.designs(config)
     comparison.compare(
         runs=[],
         reference_files=[],
         methods=[],
         datasets=config["datasets"],
         iterations=config["iterations"],
-        designs=design.designs(config),
+        designs=designs,
         out=out,
         published_folder=str(folder),
         currency=currencies(config, registry.reported())["approx"],
     )
-    assert pd.read_csv(out["comparison_csv"]).equals(pd.read_csv(folder / "comparison.csv"))
-    assert pd.read_csv(out["tests"]).equals(pd.read_csv(folder / "comparison_tests.csv"))
+    cell = ["dataset", "method", "eps", "column"]
+    table = pd.read_csv(out["comparison_csv"]).set_index(cell).sort_index()
+    published = pd.read_csv(folder / "comparison.csv").set_index(cell).sort_index()
+    assert table.index.equals(published.index)
+    record = ["setting", "eps_spent", "delta", "neighbours", "mechanisms"]
+    assert table[record].fillna("").equals(published[record].fillna(""))
+    runs = pd.read_csv(folder / "comparison_runs.csv")
+    accuracy = runs.assign(accuracy=100 * runs.accuracy).groupby(cell).accuracy
+    assert table["mean"].to_numpy() == pytest.approx(accuracy.mean()[table.index].to_numpy(), rel=1e-9)
+    assert table["std"].to_numpy() == pytest.approx(accuracy.std()[table.index].fillna(0).to_numpy(), rel=1e-5)
+    assert (table.n_runs == accuracy.size()[table.index]).all()
+    stats_reference.assert_tests_are(pd.read_csv(out["tests"]), stats_reference.paired_tests(runs, True, designs), 1e-9)

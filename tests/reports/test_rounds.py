@@ -4,7 +4,7 @@ and each step of the walk from round 1 to round 2 moves only what it should, wit
 import math
 
 import pandas as pd
-import pytest
+import stats_reference
 
 from expril.reports import comparison, design, rounds
 from expril.workflow.config import planned_config
@@ -20,24 +20,27 @@ def _round1():
 
 
 def test_round_1s_rules_give_its_published_verdicts():
-    """Round 1's statistics (Wilcoxon on float accuracies, eps = inf tested) on its published runs
-    give its published tests and every one of its 42 verdicts, 56 tests rejecting (issue 36)."""
+    """Round 1's published tests (Wilcoxon on float accuracies, eps = inf tested; its frozen
+    comparison_tests.csv, 6 significant digits) are what scipy computes on its published runs, and
+    so are the tests its rules rerun today; its published cells' verdicts come back (issue 36)."""
     table, tests, runs = _round1()
+    expected = stats_reference.paired_tests(runs, finite=False)
+    stats_reference.assert_tests_are(tests, expected, rel=1e-5)
     published = rounds.verdicts(table, tests, METHODS, runs, rounds.everything)
     ours, our_tests = rounds.float_verdicts(runs, METHODS, rounds.everything)
-    assert len(published) == 42 and ours.sort_index().equals(published.sort_index())
+    stats_reference.assert_tests_are(our_tests, expected, rel=1e-9)
+    assert len(published) == len(table[["dataset", "eps"]].drop_duplicates())
+    assert ours.sort_index().equals(published.sort_index())
     assert published["A", 0.1] == "LLP" and published["A", math.inf] == "DP-SGD ▲"
     assert published["CTG-B", 0.1] == "DP-MERF ▲ ⊘"
-    both = tests.merge(our_tests, on=["dataset", "eps", "method"])
-    assert len(both) == len(tests) == 258
-    assert both.p_holm_x.to_numpy() == pytest.approx(both.p_holm_y.to_numpy(), abs=1e-6)
-    assert (our_tests.p_holm < comparison.LEVEL).sum() == 56
+    assert (our_tests.p_holm < comparison.LEVEL).sum() == (tests.p_holm < comparison.LEVEL).sum()
 
 
 def test_round_1s_own_runs_move_only_by_infinity_and_the_tests():
     """Round 1's runs read as round 2's (the pure currency's methods the same runs): the tuning and
     currency steps move nothing; the 7 cells at eps = inf become references; the corrected resampled
-    t-test takes away CTG-B's ▲ at eps 1, 3 and 10 (issue 36, point 4) and CTG-A's and CTG-B's at 0.1."""
+    t-test takes away CTG-B's ▲ at eps 1, 3 and 10 (issue 36, point 4) and CTG-A's and CTG-B's at
+    0.1, and moves nothing else. Each step's significant tests are scipy's count."""
     round1 = _round1()
     runs = round1[2]
     designs = design.designs(planned_config(ROOT))
@@ -47,13 +50,27 @@ def test_round_1s_own_runs_move_only_by_infinity_and_the_tests():
     infinite = frame.xs(math.inf, level="eps")
     assert len(infinite) == 7 and (infinite.currency == rounds.REFERENCE).all()
     assert set(infinite.moved_by) == {rounds.STEPS["infinity"]}
+    # each cell the tests moved: its leader beside C-ExPriL significant by round 1's Wilcoxon on
+    # float accuracies, not by the corrected resampled t-test on counts (scipy, Holm)
+    floats = stats_reference.paired_tests(runs, finite=True)
+    fitted = stats_reference.paired_tests(runs, finite=True, designs=designs)
+    leaders = {("CTG-B", eps): "dpsgd" for eps in (1.0, 3.0, 10.0)} | {(d, 0.1): "dpmerf" for d in ("CTG-A", "CTG-B")}
+    for (dataset, eps), method in leaders.items():
+        assert floats[dataset, eps, method] < comparison.LEVEL <= fitted[dataset, eps, method]
     for eps in (1.0, 3.0, 10.0):
         cell = frame.loc[("CTG-B", eps)]
         assert (cell["round 1"], cell.currency, cell.moved_by) == ("DP-SGD ▲", "DP-SGD", rounds.STEPS["tests"])
     for dataset in ("CTG-A", "CTG-B"):
         assert frame.loc[(dataset, 0.1), ["round 1", "currency"]].tolist() == ["DP-MERF ▲ ⊘", "DP-MERF ⊘"]
-    assert (frame.moved_by != "").sum() == 12  # the figures docs/comparison.md states
-    assert significant == {"round 1": 56, "tuning": 56, "infinity": 42, "tests": 33, "currency": 33}
+    moved = {(d, e) for (d, e), by in frame.moved_by.items() if by}
+    assert moved == {(d, math.inf) for d in infinite.index} | set(leaders)
+    assert significant == {
+        "round 1": (round1[1].p_holm < comparison.LEVEL).sum(),
+        "tuning": stats_reference.significant(stats_reference.paired_tests(runs, finite=False)),
+        "infinity": stats_reference.significant(floats),
+        "tests": stats_reference.significant(fitted),
+        "currency": stats_reference.significant(fitted),
+    }
 
 
 def _runs(cells):

@@ -390,6 +390,7 @@ def test_the_steps_ledger_is_the_accountants_and_its_inputs_the_sources_standard
     assert not np.allclose(model["mean"], mlp.fit_standardisation(x)[0], atol=1)
 
 
+@pytest.mark.bitexact
 def test_the_steps_networks_depend_on_their_own_seed_and_setting_alone(tmp_path):
     """At a finite eps, a run's network is the same bits whether its seed block is (0, 1) or (1,)
     alone; rerunning gives the same bits; another setting keys other noise."""

@@ -119,6 +119,7 @@ def test_llp_separates_the_labels_inside_mixed_bags():
     assert (mlp.predict(model, x) == y).mean(axis=1).min() > 0.93
 
 
+@pytest.mark.bitexact
 def test_a_network_learning_from_bags_does_not_depend_on_its_block():
     x, _, bags, proportions = toy(n_nets=4, n=300)
     w = np.random.default_rng(1).uniform(0, 2, size=x.shape[:2])

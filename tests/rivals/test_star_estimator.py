@@ -6,9 +6,8 @@ import jax.flatten_util
 import numpy as np
 import opendp.prelude as dp
 import pytest
-from mbi import CliqueVector, Domain, LinearMeasurement
+from mbi import CliqueVector, Domain, LinearMeasurement, marginal_loss
 from mbi.estimation import mirror_descent as mbi_mirror_descent
-from scipy import stats
 
 from expril.method import binning
 from expril.rivals import aim, star_estimator
@@ -107,41 +106,36 @@ def test_a_clique_outside_the_star_is_refused_by_name():
 
 
 @pytest.mark.slow
-def test_aims_releases_have_mbis_error_statistics():
-    # OpenDP's noise cannot be seeded, so the two estimators are compared in law: the L1 errors of
-    # the released (feature, label) marginals over 8 releases each, by a rank test at level 0.001
-    # and by their means. The deterministic tests above carry the fit's equality; this one checks
-    # that nothing in AIM's rounds reads the star's model differently.
+def test_every_estimate_aim_asks_in_a_release_fits_as_well_as_mbis():
+    # OpenDP's noise cannot be seeded, so two releases cannot be compared draw for draw, and
+    # comparing their error statistics in law fails at random. Instead the estimates AIM asks for
+    # in one release (its measurements so far, the last model's potentials) are made by mbi's own
+    # mirror descent too, on the same inputs, and scored by mbi's own loss on those measurements:
+    # ours must fit them as well, whatever the noise drew. The first (cold) and the last (warm,
+    # every measurement) are compared: each of mbi's compiles anew, 5 s. Neither converges fully in
+    # 1000 iterations: along directions the loss hardly sees (the null categories) the two models
+    # differed by up to 0.59 records in 1 release of 28, so the marginals are no known answer;
+    # their losses differed by at most 6e-5 of mbi's in 19 estimates of 3 releases. A measurement
+    # read wrong or ignored adds its own term, several units of a loss of 2 to 70.
     g = np.random.default_rng(5)
     y = g.integers(0, 2, 800)
     x = g.normal(size=(800, 3)) + np.outer(y, [1.5, -1.0, 0.0])
     edges = binning.make_bins(g.normal(size=(800, 3)) + 0.3, 5)
-    ids, sizes = binning.feature_bin_ids(edges, x), binning.bin_counts(edges)
-    truth = [np.histogram2d(ids[:, j], y, bins=[np.arange(s + 1), [0, 1, 2]])[0] / 800 for j, s in enumerate(sizes)]
+    calls, ours = [], aim._estimator
 
-    def errors():
-        out = []
-        for _ in range(8):
-            model, _ = aim.fit(x, y, edges, 1.0)
-            fitted = [
-                np.asarray(model.project(c).datavector(flatten=False))[:s, :2] for c, s in zip(aim.workload(3), sizes)
-            ]
-            out.append(np.mean([np.abs(f / f.sum() - t).sum() for f, t in zip(fitted, truth)]))
-        return np.array(out)
+    def recording(domain, found, potentials=None):
+        calls.append((domain, list(found), potentials, ours(domain, found, potentials=potentials)))
+        return calls[-1][-1]
 
-    aim._MEASUREMENTS.clear()
-    ours = errors()
-    library, aim._estimator = (
-        aim._estimator,
-        lambda domain, m, potentials=None: dp.mbi.mirror_descent(domain, m, potentials=potentials),
-    )
+    aim._MEASUREMENTS.clear()  # built anew around the recording estimator
+    aim._estimator = recording
     try:
-        aim._MEASUREMENTS.clear()
-        theirs = errors()
+        aim.fit(x, y, edges, 1.0)
     finally:
-        aim._estimator = library
+        aim._estimator = ours
         aim._MEASUREMENTS.clear()
-    assert stats.mannwhitneyu(ours, theirs).pvalue > 0.001
-    # Not worse on average beyond 3 standard errors of the difference (one run: 0.131 against
-    # 0.144, per-release std 0.06 to 0.08: the spread of AIM's noise, not of the estimator).
-    assert ours.mean() <= theirs.mean() + 3 * np.sqrt((ours.var(ddof=1) + theirs.var(ddof=1)) / len(ours))
+    assert len(calls) > 1 and calls[0][2] is None and calls[-1][2] is not None
+    for domain, found, potentials, model in (calls[0], calls[-1]):
+        theirs = dp.mbi.mirror_descent(domain, found, potentials=potentials)
+        loss = marginal_loss.from_linear_measurements(found, domain=domain)
+        assert float(loss(model.marginals)) <= float(loss(theirs.marginals)) * (1 + 1e-3), f"{len(found)} measurements"

@@ -167,6 +167,7 @@ def test_smoke_report_builds(smoke):
     assert report.stat().st_size > 10_000
 
 
+@pytest.mark.bitexact
 @pytest.mark.slow
 def test_tables_do_not_depend_on_seed_blocks_or_cores(smoke, tmp_path):
     """The smoke runs again, one seed per job on one core: every table is byte-identical."""
