@@ -3,6 +3,8 @@ methods: its per-run accuracies and its cells' privacy, read for every method th
 compute, once some of its cells, rerun here, were found to pair with what it published and to
 agree with it (docs/extending.md, "Against the published study")."""
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import yaml
@@ -12,8 +14,8 @@ from expril.reports import pairing
 
 RUNS, TABLE = "comparison_runs.csv", "comparison.csv"
 PRIVACY = ["dataset", "method", "eps", "column", "eps_spent", "delta", "neighbours", "mechanisms"]
-# The equivalence test's margin on a cell's mean paired difference of test accuracy, and its level
-# (docs/extending.md, "Against the published study": why these).
+# The equivalence test's margin on a cell's mean paired difference of test accuracy, and its level,
+# the comparison's (docs/extending.md, "Against the published study": why these).
 MARGIN, ALPHA = 0.01, 0.05
 
 
@@ -105,11 +107,11 @@ def check_pairing(folder, method, digests, out_path):
 
 def check(folder, method, cells, evaluations, n_test, hosts, out_path, report_path):
     """Check `method`'s cells rerun here, once they pair with the published runs (check_pairing),
-    against the published study `folder`: the runs' correct counts (`evaluations`: the cells' files, per cell;
-    `n_test`: their test split sizes), equal ("identical") or equivalent by the paired TOST
-    (`equivalence`, every cell at level ALPHA: "equivalent on this host"). Write each run's counts
-    and each cell's verdict, naming both `hosts` (the published study's host.yaml and this one's);
-    refuse anything else, naming the cells."""
+    against the published study `folder`: the runs' correct counts (`evaluations`: the cells'
+    files, per cell; `n_test`: their test split sizes), equal ("identical") or equivalent by the
+    paired TOST (`equivalence`, every cell at level ALPHA: "equivalent on this host"). Write each
+    run's counts and each cell's verdict, naming both `hosts` (the published study's host.yaml and
+    this one's); refuse anything else, naming the cells."""
     from expril.reports import statistics  # here: it imports scipy, which planning does not need
 
     published = runs(folder)
@@ -171,13 +173,15 @@ def _verdict(cell, group):
     return verdict | {"verdict": "equivalent" if p < ALPHA else "refused", "text": text}
 
 
+SIDES = ("published", "here")
+
+
 def _report(method, verdicts, hosts):
     overall = "identical" if all(v["verdict"] == "identical" for v in verdicts) else "equivalent on this host"
     lines = [
         f"# The published study's {method} cells rerun here: {overall}",
         "",
-        f"- published: {pairing.describe(yaml.safe_load(open(hosts[0])))}",
-        f"- here: {pairing.describe(yaml.safe_load(open(hosts[1])))}",
+        *(f"- {side}: {pairing.describe(yaml.safe_load(Path(path).read_text()))}" for side, path in zip(SIDES, hosts)),
         f"- equivalence: paired TOST on correct counts, margin +-{MARGIN:g} of accuracy, level {ALPHA}",
         "",
         *(
