@@ -14,7 +14,7 @@ from snakemake.utils import validate
 from expril import settings
 from expril.plugins import base, context, gate, registry
 from expril.privacy import mechanisms, noise
-from expril.reports import ambiguity, design, identify, published
+from expril.reports import ambiguity, design, identify, pairing, published
 from expril.workflow import code_digest, grids
 from expril.workflow.config import check_mechanism, check_settings, schema, schema_types
 from expril.workflow.currency import choice_file, currencies, tuning_folder

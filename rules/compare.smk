@@ -34,18 +34,70 @@ rule evaluate_rival:
         "../workflow_scripts/evaluate_rival.py"
 
 
-# Against a published study (`comparison: published`, docs/extending.md): the published cells of a
-# deterministic method (registry.checking) rerun here first, per currency; mixed only if equal.
+# What pairs a study's runs with a published one's (expril/reports/pairing.py), per currency: the
+# digests of the checking method's cells' data, splits, bins, noisy answers and ledger rows, which
+# no matrix product makes, and the host; a study publishes them, and a rerun compares them.
+rule pairing_digests:
+    input:
+        lambda wc: [
+            f
+            for cell in paired_files(wc.currency_name)
+            for block in cell
+            for f in block.values()
+        ],
+    output:
+        pairing=f"{R}/pairing/{{currency_name}}/{pairing.PAIRING}",
+        host=f"{R}/pairing/{{currency_name}}/{pairing.HOST}",
+    log:
+        f"{R}/logs/pairing_digests/{{currency_name}}.log",
+    conda:
+        "../envs/expril.yaml"
+    params:
+        code=package_code("pairing_digests"),
+        cells=lambda wc: checked_cells(wc.currency_name),
+        files=lambda wc: paired_files(wc.currency_name),
+    script:
+        "../workflow_scripts/pairing_digests.py"
+
+
+# Against a published study (`comparison: published`, docs/extending.md): the published cells of
+# the checking method (registry.checking) rerun here first, per currency; mixed only if they pair
+# with the published runs bit for bit (check_pairing: before any network is compared) and their
+# accuracies are identical or equivalent (check_published).
+rule check_pairing:
+    input:
+        f"{PUBLISHED}/{{currency_name}}/{pairing.PAIRING}" if PUBLISHED else [],
+        rules.pairing_digests.output.pairing,
+    output:
+        f"{R}/published/{{currency_name}}/paired.csv",
+    log:
+        f"{R}/logs/check_pairing/{{currency_name}}.log",
+    conda:
+        "../envs/expril.yaml"
+    params:
+        code=package_code("check_pairing"),
+        folder=lambda wc: published_folder(wc.currency_name),
+        method=lambda wc: registry.checking().name,
+    script:
+        "../workflow_scripts/check_pairing.py"
+
+
 rule check_published:
     input:
         published=(
             f"{PUBLISHED}/{{currency_name}}/{published.RUNS}" if PUBLISHED else []
         ),
+        paired=rules.check_pairing.output,
+        hosts=[
+            f"{PUBLISHED}/{{currency_name}}/{pairing.HOST}" if PUBLISHED else [],
+            rules.pairing_digests.output.host,
+        ],
         evaluations=lambda wc: [
             f for files in checked_evaluations(wc.currency_name) for f in files
         ],
     output:
-        f"{R}/published/{{currency_name}}/checked.csv",
+        csv=f"{R}/published/{{currency_name}}/checked.csv",
+        md=f"{R}/published/{{currency_name}}/checked.md",
     log:
         f"{R}/logs/check_published/{{currency_name}}.log",
     conda:
@@ -56,6 +108,7 @@ rule check_published:
         method=lambda wc: registry.checking().name,
         cells=lambda wc: checked_cells(wc.currency_name),
         evaluations=lambda wc: checked_evaluations(wc.currency_name),
+        n_test=lambda wc: checked_test_sizes(wc.currency_name),
     script:
         "../workflow_scripts/check_published.py"
 
@@ -79,7 +132,7 @@ rule compare_methods:
                 seeds=BLOCKS,
             )
         ),
-        checked=rules.check_published.output if PUBLISHED else [],
+        checked=rules.check_published.output.csv if PUBLISHED else [],
     output:
         comparison_csv=f"{R}/comparison/{{currency_name}}/comparison.csv",
         comparison_md=f"{R}/comparison/{{currency_name}}/comparison.md",
@@ -141,6 +194,7 @@ rule compare:
     input:
         rules.comparison_report.output,
         expand(rules.compare_methods.output, currency_name=CURRENCIES),
+        expand(rules.pairing_digests.output, currency_name=PAIRED),
 
 
 # Tuning (docs/comparison.md, "Tuning"): every setting of every method's grid on the calibration
@@ -213,6 +267,9 @@ PUBLISHED_FILES = (
     "figure_png",
     "cd_png",
 )
+# And, where the checking method runs (PAIRED), what pairs its runs with a rerun's and its host
+# (rule pairing_digests): a study is checked against them when it is the published one.
+PAIRING_FILES = (pairing.PAIRING, pairing.HOST)
 
 
 rule publish_comparison:
@@ -222,12 +279,18 @@ rule publish_comparison:
                 expand(rules.compare_methods.output[key], currency_name=name)
                 for key in PUBLISHED_FILES
             ]
+            + (
+                expand(rules.pairing_digests.output, currency_name=name)
+                if name in PAIRED
+                else []
+            )
             for name in CURRENCIES
         },
         report=rules.comparison_report.output,
     output:
         f"{SUMMARY}/comparison.md",
         [summary_file(name, key) for name in CURRENCIES for key in PUBLISHED_FILES],
+        [f"{SUMMARY}/{name}/{file}" for name in PAIRED for file in PAIRING_FILES],
     log:
         f"{R}/logs/publish_comparison.log",
     conda:

@@ -29,11 +29,13 @@ if "tuned" in COMPARISON["columns"]:
 # currency, as publish_comparison writes them.
 PUBLISHED = COMPARISON["published"]
 for _currency in CURRENCIES:
-    if PUBLISHED and not os.path.exists(f"{PUBLISHED}/{_currency}/{published.RUNS}"):
-        raise ValueError(
-            f"config: comparison: published: {PUBLISHED} holds no {_currency}/{published.RUNS} (a "
-            "folder publish_comparison wrote, as summary/comparison, one folder per currency)"
-        )
+    for _file in (published.RUNS, pairing.PAIRING, pairing.HOST):
+        if PUBLISHED and not os.path.exists(f"{PUBLISHED}/{_currency}/{_file}"):
+            raise ValueError(
+                f"config: comparison: published: {PUBLISHED} holds no {_currency}/{_file} (a "
+                "folder publish_comparison wrote, as summary/comparison, one folder per currency, "
+                "with the digests that pair its runs and its host: docs/extending.md)"
+            )
 
 
 def published_folder(currency):
@@ -262,15 +264,66 @@ def calibration_runs(currency):
 
 
 def checked_cells(currency):
-    """The published cells of the currency (its name) rerun here before mixing
-    (expril.reports.published)."""
-    epsilons = [settings.parse_eps(e) for e in EPSILONS]
+    """The cells of the currency (its name) whose runs pair a study with a published one
+    (expril.reports.published): a published study's, rerun here before mixing, or this study's
+    own, whose digests it publishes."""
+    if PUBLISHED:
+        study = published.runs(published_folder(currency))
+        where = f"{published_folder(currency)}/{published.RUNS}"
+    else:
+        study, where = reported_runs(currency), f"this study's runs in {currency}"
     return published.checked_cells(
-        published_folder(currency),
+        study,
         registry.checking().name,
         config["datasets"],
-        epsilons,
+        [settings.parse_eps(e) for e in EPSILONS],
+        where,
     )
+
+
+def paired_files(currency):
+    """Per checked cell, per seed block, {part: file} of the files that pair its runs with the
+    published ones (expril.reports.pairing): the test split, and each step of the checking method
+    that trains nothing, its shared inputs (the data, the curator's split), its outputs and a
+    release's ledger."""
+    method = registry.checking()
+    files = []
+    for d, e, _, s in checked_cells(currency):
+        blocks = []
+        for b in BLOCKS:
+            wildcards = types.SimpleNamespace(dataset=d, seeds=b, eps=e)
+            ctx = plugin_context(method, d, b, e, s, CURRENCIES[currency])
+            parts = {
+                "target_test": expand(
+                    rules.split_target.output.test, dataset=d, seeds=b
+                )[0]
+            }
+            for step in method.steps:
+                if step.trains or step.fields:
+                    continue
+                for source in step.inputs.values():
+                    if not callable(source) and source in base.SHARED:
+                        parts[source] = shared_file(source, wildcards)
+                for key in step.files:
+                    name = step.rule if key == "out_path" else f"{step.rule} {key}"
+                    parts[name] = method.output(step, ctx, key)
+                if step.release:
+                    parts[f"{step.rule} ledger"] = base.ledger_of(
+                        method.output(step, ctx)
+                    )
+            blocks.append(parts)
+        files.append(blocks)
+    return files
+
+
+# The currencies whose study pairs with a published one: all against a published study (its
+# cells are rerun whatever the methods), else those where the checking method runs.
+PAIRED = [
+    c
+    for c in CURRENCIES
+    if PUBLISHED
+    or registry.checking().name in CURRENCIES[c].methods(COMPARISON["methods"])
+]
 
 
 def checked_evaluations(currency):
@@ -282,6 +335,11 @@ def checked_evaluations(currency):
         ]
         for d, e, _, s in checked_cells(currency)
     ]
+
+
+def checked_test_sizes(currency):
+    """Per checked cell, its test split's size (the correct counts' denominator)."""
+    return [DESIGNS[d].n_test for d, *_ in checked_cells(currency)]
 
 
 def grid_order(currency):

@@ -1,5 +1,6 @@
 """Running the Snakemake workflow from tests: dry-run job plans and real runs."""
 
+import os
 import re
 import shutil
 import subprocess
@@ -22,9 +23,11 @@ PLUGIN_CONFIG = {
 CTG_FILE = {"generator": "csv", "csv": str(ROOT / "data/cardiotocography/CTG.csv"), "label": "NSP", "drop": ["CLASS"]}
 
 
-def snakemake(*args, check=True, cwd=ROOT):
-    """Run Snakemake in the repository (or a copy of it); return the completed process (output captured)."""
-    result = subprocess.run([*SNAKEMAKE, *args], cwd=cwd, capture_output=True, text=True)
+def snakemake(*args, check=True, cwd=ROOT, env=None):
+    """Run Snakemake in the repository (or a copy of it), with `env`'s variables added to the
+    environment; return the completed process (output captured)."""
+    env = {**os.environ, **env} if env else None
+    result = subprocess.run([*SNAKEMAKE, *args], cwd=cwd, capture_output=True, text=True, env=env)
     if check and result.returncode != 0:
         raise AssertionError(f"snakemake {' '.join(args)} failed:\n{(result.stdout + result.stderr)[-4000:]}")
     return result

@@ -9,5 +9,8 @@ published.check(
     method=snakemake.params.method,
     cells=snakemake.params.cells,
     evaluations=snakemake.params.evaluations,
-    out_path=snakemake.output[0],
+    n_test=snakemake.params.n_test,
+    hosts=snakemake.input.hosts,
+    out_path=snakemake.output.csv,
+    report_path=snakemake.output.md,
 )

@@ -98,7 +98,8 @@ class Method(ABC):
     # the workflow then requires and checks (expril.workflow.config.check_settings); None: it has none.
     config_schema = None
     # Whether the method's published cells are rerun before a study mixes its runs with a published
-    # one's (expril.reports.published): a deterministic and cheap method, exactly one of them.
+    # one's (expril.reports.published): exactly one, cheap, whose noise the oracle's secret keys and
+    # that trains networks (so that a host of another kind exercises the equivalence test).
     checks_published = False
     # Its tuning grid, {axis: values, the first 'configured'} (config/tuning.yaml's `families:`
     # entries' form), and its recipe axes' named values {axis: {value: knobs}}, where the grid file

@@ -76,7 +76,8 @@ def train_llp(runs, source_path, network, training, solver, device, threads):
 class LLP(Method):
     name = "llp"
     display = "LLP"
-    # Deterministic (noise keyed by the oracle's secret, networks bitwise reproducible) and cheap.
+    # Cheap, its noise keyed by the oracle's secret, its networks bitwise reproducible on a host of
+    # the same kind and other draws of the same training on another (expril.reports.published).
     checks_published = True
     noise_knobs = frozenset({"snr", "split"})  # its bins' signal-to-noise target, its budget's split
     steps = (

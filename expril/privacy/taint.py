@@ -43,6 +43,10 @@ ROLES = {
     "comparison_report": "evaluator",
     "round_changes": "evaluator",
     "check_published": "evaluator",
+    # The digests that pair a study's runs with a rerun's (expril/reports/pairing.py): of the
+    # target's splits too, as the evaluator reads them; a check, never a learner's input.
+    "pairing_digests": "evaluator",
+    "check_pairing": "evaluator",
     "compare": "evaluator",
     # Tuning scores every setting on calibration draws of the target, as evaluate_* does on the
     # reported ones; its choice is read as configuration only.

@@ -136,6 +136,8 @@ def test_a_users_method_against_the_published_study_plans_its_jobs_and_the_check
         "oracle_proportions": checked,
         "train_llp": checked,
         "evaluate_rival": cells + checked,
+        "pairing_digests": 2,
+        "check_pairing": 2,
         "check_published": 2,
         "compare_methods": 2,
         "comparison_report": 1,

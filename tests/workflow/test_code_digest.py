@@ -16,6 +16,8 @@ REPORTS = {
     "compare_methods",
     "round_changes",
     "check_published",
+    "check_pairing",
+    "pairing_digests",
     "select_readings",
     "report_ambiguity",
     "select_settings",
@@ -237,5 +239,5 @@ def test_every_script_rule_declares_the_digest_of_its_own_script():
     scripts = {name: re.search(r'script:\s+"\.\./workflow_scripts/(\w+)\.py"', body) for name, body in rules}
     declared = {name: re.search(r'code=package_code\("(\w+)"\)', body) for name, body in rules}
     checked = {name for name, script in scripts.items() if script}
-    assert len(checked) == 21
+    assert len(checked) == 23
     assert all(declared[name] and declared[name].group(1) == scripts[name].group(1) for name in checked)

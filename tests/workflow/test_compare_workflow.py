@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from expril.privacy import taint
-from expril.reports import comparison, published
+from expril.reports import comparison, pairing, published
 from harness import (
     ROOT,
     TUNING,
@@ -460,13 +460,16 @@ def _keyed(path, key):
 @pytest.mark.slow
 def test_a_method_run_against_the_published_study_gives_the_studys_tables(extended_smoke, tmp_path):
     """The smoke study as a published one (summary/comparison's two tables): LLP run alone beside it
-    reads every other method and the references from it, and its cells rerun here equal the
-    published ones, so the tables are the study's own; an altered published run is refused, by cell."""
+    reads every other method and the references from it, and its cells rerun here pair with the
+    published ones and equal them, so the tables are the study's own; an altered published run is
+    refused, by cell."""
     folder = tmp_path / "published"
     for currency in CURRENCIES:
         (folder / currency).mkdir(parents=True)
         for name in (published.RUNS, published.TABLE):
             shutil.copy(extended_smoke / "comparison" / currency / name, folder / currency / name)
+        for name in (pairing.PAIRING, pairing.HOST):
+            shutil.copy(extended_smoke / "pairing" / currency / name, folder / currency / name)
     choice = f"{extended_smoke}/tune/{{currency}}/choice.yaml"
     comparison = {"published": str(folder), "methods": ["llp"], "choice": choice}
     results = tmp_path / "res"
@@ -474,7 +477,9 @@ def test_a_method_run_against_the_published_study_gives_the_studys_tables(extend
     assert not (results / "reference").exists()  # h* is read, not trained
     for currency in CURRENCIES:
         checked = pd.read_csv(results / f"published/{currency}/checked.csv")
-        assert checked.equal.all() and set(zip(checked.dataset, checked.eps)) == {("A", 1), ("CTG-B", float("inf"))}
+        assert (checked.difference == 0).all()
+        assert set(zip(checked.dataset, checked.eps)) == {("A", 1), ("CTG-B", float("inf"))}
+        assert "llp cells rerun here: identical" in (results / f"published/{currency}/checked.md").read_text()
         key = ["dataset", "method", "eps", "column"]
         mine = _keyed(results / f"comparison/{currency}/comparison.csv", key)
         study = _keyed(extended_smoke / f"comparison/{currency}/comparison.csv", key)
@@ -488,10 +493,11 @@ def test_a_method_run_against_the_published_study_gives_the_studys_tables(extend
     # A published run of a checked cell altered: the mix is refused, naming the cell and the seed.
     runs = pd.read_csv(folder / "pure" / published.RUNS)
     altered = (runs.method == "llp") & (runs.dataset == "A") & (runs.eps == 1) & (runs.seed == 1)
-    runs.loc[altered & (runs.column == "tuned"), "accuracy"] += 0.01
+    runs.loc[altered & (runs.column == "tuned"), ["accuracy", "correct"]] += [0.01, 3]  # 3 of 300 test records
     runs.to_csv(folder / "pure" / published.RUNS, index=False)
     result = snakemake(
         "compare", "--cores", "1", *SMOKE, "--config", f"results={results}", f"comparison={comparison}", check=False
     )
     assert result.returncode != 0
-    assert "cells rerun here differ (llp on A at eps 1 (tuned): seeds [1])" in result.stdout + result.stderr
+    refused = "cells rerun here differ (llp on A at eps 1 (tuned): 1 of 2 runs differ, by -3 to -3 of 300 test records"
+    assert refused in result.stdout + result.stderr

@@ -1,0 +1,100 @@
+"""The published-study check on a host of another kind (rules/compare.smk: pairing_digests,
+check_pairing, check_published; docs/extending.md, "Against the published study"): a study of
+LLP's checked cells made here is rerun under another MKL code path, forced in the subprocess, and
+under another oracle secret or another data split. Ten runs of 100 epochs per cell: at the smoke
+sizes, 20 epochs leave every accuracy unchanged under the forced path, 100 (early stopping at work)
+move some by a record or two."""
+
+import shutil
+
+import pandas as pd
+import pytest
+import yaml
+
+from expril.reports import pairing, published
+from harness import snakemake
+
+CONFIG = {
+    "datasets": ["A"],
+    "runs": 10,
+    "seed_block": 10,
+    "training": {"epochs": 100},
+    "comparison": {"methods": ["llp"], "choice": "no/choice.yaml", "columns": ["as configured"]},
+}
+N_TEST = 300  # A's smoke n_target 600, half of it the curator's (val_fraction 0.5)
+CELLS = ("A/0-9/eps1@approx", "A/0-9/epsinf@approx")
+
+
+def run(tmp_path, results, targets, published_folder=None, env=None, check=True, extra=()):
+    (tmp_path / "check.yaml").write_text(yaml.safe_dump(CONFIG))
+    comparison = {"published": str(published_folder)} if published_folder else {}
+    return snakemake(
+        "--cores",
+        "1",
+        "--configfile",
+        "config/extended.yaml",
+        "tests/extended_smoke.yaml",
+        str(tmp_path / "check.yaml"),
+        "--config",
+        f"results={results}",
+        f"comparison={comparison}",
+        *extra,
+        "--",
+        *(f"{results}/{t}" for t in targets),
+        check=check,
+        env=env,
+    )
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory):
+    """LLP's two checked cells run here, published as publish_comparison writes a study: its runs
+    (these cells'), the digests that pair them and this host. Pure DP's folder repeats it: the
+    workflow asks that every currency's exists, and the tests check (eps, 1e-5)'s."""
+    tmp_path = tmp_path_factory.mktemp("published_check")
+    results = tmp_path / "study"
+    run(tmp_path, results, [*(f"eval/{c}/llp.csv" for c in CELLS), "pairing/approx/pairing.csv"])
+    runs = pd.concat([pd.read_csv(results / f"eval/{c}/llp.csv") for c in CELLS], ignore_index=True)
+    runs = runs.assign(column="as configured", setting="configured", n_test=N_TEST)
+    runs["correct"] = (runs.accuracy * N_TEST).round().astype(int)
+    folder = tmp_path / "published"
+    for currency in ("approx", "pure"):
+        (folder / currency).mkdir(parents=True)
+        runs.to_csv(folder / currency / published.RUNS, index=False)
+        for name in (pairing.PAIRING, pairing.HOST):
+            shutil.copy(results / "pairing/approx" / name, folder / currency / name)
+    return tmp_path, folder
+
+
+@pytest.mark.slow
+def test_a_rerun_under_another_mkl_code_path_pairs_bitwise_and_is_equivalent(study):
+    tmp_path, folder = study
+    results = tmp_path / "compatible"
+    run(tmp_path, results, ["published/approx/checked.csv"], folder, env={"MKL_CBWR": "COMPATIBLE"})
+    checked = pd.read_csv(results / "published/approx/checked.csv")
+    assert len(checked) == 20 and (checked.difference != 0).any()  # the forced path moved some runs
+    assert checked.difference.abs().max() <= 0.01 * N_TEST
+    report = (results / "published/approx/checked.md").read_text()
+    assert "llp cells rerun here: equivalent on this host" in report
+    assert "mkl_branch auto (by the instruction set)" in report and "mkl_branch COMPATIBLE" in report
+    assert "runs differ, by " in report and "TOST p = " in report
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "change, extra, refused",
+    [
+        ({"EXPRIL_ORACLE_SECRET": "another secret"}, (), "oracle_proportions of seeds [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]"),
+        ({}, ("val_fraction=0.4",), "target_test of seeds [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]"),
+    ],
+    ids=["another oracle secret", "another data split"],
+)
+def test_a_rerun_with_other_noise_or_another_split_does_not_pair_and_is_refused(study, change, extra, refused):
+    tmp_path, folder = study
+    results = tmp_path / "other"
+    shutil.rmtree(results, ignore_errors=True)
+    result = run(tmp_path, results, ["published/approx/paired.csv"], folder, env=change, check=False, extra=extra)
+    assert result.returncode != 0
+    out = result.stdout + result.stderr
+    assert "the published cells rerun here do not pair with the published runs (llp on A at eps 1" in out
+    assert refused in out
