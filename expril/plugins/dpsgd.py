@@ -16,13 +16,14 @@ from expril.steps.blocks import load_block, log, timed
 
 @timed
 def train_dpsgd(
-    val_path, source_path, out_path, ledger_path, name, network, recipe, mechanism, init_key, setting, threads
+    val_path, source_path, out_path, ledger_path, name, network, recipe, mechanism, init_key, setting, rows, threads
 ):
     """The curator's networks trained on its validation split with DP-SGD (expril.rivals.dpsgd),
     the block's together, and released; inputs standardised with the public source's mean and std
     (the validation split's would be unaccounted statistics of the private data). `network` and
     `recipe` (optimizer, momentum, lr) are the tuning setting's; its rate, epochs and clipping are
-    the mechanism's. The curator's randomness (sampling and noise) is keyed by its secret, as the
+    the mechanism's. Each step's noisy sum is divided by the expected batch of the public n' (`rows`),
+    not of the realised number of records. The curator's randomness (sampling and noise) is keyed by its secret, as the
     oracle's noise, and by the setting (its suffix, '' as configured): two settings never share a
     draw."""
     import torch
@@ -43,6 +44,7 @@ def train_dpsgd(
         mlp.standardise(val["x"], mean, std),
         val["y"],
         network["hidden"],
+        records=rows,
         sample_rate=mechanism.sample_rate,
         epochs=mechanism.epochs,
         lr=recipe["lr"],
