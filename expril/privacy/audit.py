@@ -427,13 +427,14 @@ def _regularised_covariance(p, q):
     return pooled + np.eye(len(pooled)) * (1e-6 * variance if variance > 0 else 1.0)
 
 
-def audit_release(release, x, y, candidates, eps, delta, n_samples, seed, confidence=0.95, pilot=16):
+def audit_release(release, x, y, candidates, eps, delta, n_samples, seed, confidence=0.95):
     """Black-box audit of a release claimed (eps, delta)-DP under add/remove-one-record: `release(x,
     y, keys)` returns one release per noise key (an int), as a (len(keys), values) array. D is the
     records (x, y); D' is D less the canary, the record of `candidates` (indices) whose removal moves
-    the release most in its noise's own metric (`canary`, on `pilot` draws not used after); then
-    n_samples releases of D and of D' with independent keys, `bound` in both orders. The result
-    adds the claim, the canary and the draws."""
+    the release most in its noise's own metric (`canary`, on a pilot of a quarter as many draws,
+    at most 512, not used after); then n_samples releases of D and of D' with independent keys,
+    `bound` in both orders. The result adds the claim, the canary and the draws."""
+    pilot = max(2, min(512, n_samples // 4))
     keys = rng("dp-audit", "release", seed).integers(0, 2**62, size=(3, max(n_samples, pilot)))
     removed = canary(release, x, y, candidates, keys[0, :pilot])
     keep = np.arange(len(x)) != removed
@@ -447,16 +448,17 @@ def audit_release(release, x, y, candidates, eps, delta, n_samples, seed, confid
     )
 
 
-def canary(release, x, y, candidates, keys):
-    """The record of `candidates` whose removal moves the release most: the largest d' S^-1 d, d the
-    mean change of the release with the same noise keys (an additive noise cancels) and S the
-    releases' covariance over the keys (regularised as `_statistic`'s)."""
+def canary(release, x, y, candidates, keys, common=2):
+    """The record of `candidates` whose removal moves the release most: the largest d' S^-1 d, S the
+    covariance of the releases of D over `keys` (regularised as `_statistic`'s) and d the mean
+    change of the release on its first `common` keys, the same noise keys on both sides (an
+    additive noise cancels)."""
     full = _releases(release, x, y, keys)
     spread = _regularised_covariance(full, full)
     scores = []
     for i in candidates:
         keep = np.arange(len(x)) != i
-        move = (full - _releases(release, x[keep], y[keep], keys)).mean(axis=0)
+        move = (full[:common] - _releases(release, x[keep], y[keep], keys[:common])).mean(axis=0)
         scores.append(move @ np.linalg.solve(spread, move))
     return int(candidates[int(np.argmax(scores))])
 

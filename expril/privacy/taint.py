@@ -43,6 +43,9 @@ ROLES = {
     "comparison_report": "evaluator",
     "round_changes": "evaluator",
     "check_published": "evaluator",
+    # The gate's empirical audit of a plug-in's releases runs them on records of its own: the
+    # platform's check, as the evaluator's; it reads no data set.
+    "plugin_audit": "evaluator",
     "compare": "evaluator",
     # Tuning scores every setting on calibration draws of the target, as evaluate_* does on the
     # reported ones; its choice is read as configuration only.
