@@ -67,7 +67,8 @@ infinite a or b giving the single-value thresholds. The ordered pair and the eve
 best bound (valid for all candidates at once) are kept. On the second, independent half,
 Clopper-Pearson gives a lower bound on P[M(D) in S] and an upper bound on P[M(D') in S], each
 at 97.5 %, so eps lower = ln(p_lower / q_upper) holds at 95 %. An eps lower above the claim
-refutes the claim; one below it is only consistent with it.
+refutes the claim; one below it is only consistent with it. This is `expril.privacy.audit.bound`,
+the path every audit takes, a plug-in's release's too (the last section).
 
 "Exact eps" is the true loss on these neighbours. For the count mechanisms it is the claim. For
 Eq. 7 the output divides by the true count, which differs between D and D' (N vs N - 1): the
