@@ -4,13 +4,13 @@ canary, expril.privacy.audit.audit_release), at a few eps of the study and more 
 gate's, and write the last section of docs/privacy_audit.md.
 
 Run from the repository root: .venv/bin/python -m benchmarks.mechanism_audit  (about 20 minutes on 2
-cores); benchmarks.dp_audit keeps this section when it rewrites the rest.
+cores); benchmarks.dp_audit keeps this section when it rewrites the rest. Each audit is appended to
+ROWS as it ends, and a run resumes from the audits there (delete it to start afresh).
 """
 
 import dataclasses
 import functools
 import math
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -27,14 +27,16 @@ OUTPUT = Path("docs/privacy_audit.md")
 MARKER = "## Every registered mechanism"
 EPSILONS = ("0.3", "1", "3")
 DELTA = 1e-5  # the study's, for the mechanisms that need one
-DRAWS = 4  # times each release's gate draws (Step.audit_draws)
+DRAWS = 2  # times each release's gate draws (Step.audit_draws)
+ROWS = Path("results/mechanism_audit.csv")
 # A release the gate draws fewer of than this (a training or a fit each) is audited at eps 1 only.
 DEAR = 1000
 
 INTRO = f"""{MARKER}
 
-Produced by `.venv/bin/python -m benchmarks.mechanism_audit` ({{seconds:.0f}} s on this project's shared
-2-core machine, under other engineers' load: an upper bound); do not edit by hand.
+Produced by `.venv/bin/python -m benchmarks.mechanism_audit` ({{seconds:.0f}} s of audits on this
+project's shared 2-core machine, under a load of about 12 other engineers' processes: an upper
+bound); do not edit by hand.
 
 Every registered mechanism of the add/remove-one-record relation, audited as the gate audits a
 plug-in's releases ([extending.md](extending.md#the-empirical-audit)): through the release of each
@@ -76,18 +78,27 @@ def releases(config, method, mechanism, eps):
 
 
 def audits(config):
-    rows = []
+    """Every audit, those ROWS holds read back, the others run and appended to it."""
+    done = pd.read_csv(ROWS, dtype={"eps": str}) if ROWS.exists() else pd.DataFrame(columns=["method", "plan", "eps"])
     for method in registry.methods().values():
         for mechanism in MECHANISMS:
             for eps in EPSILONS:
                 found = releases(config, method, mechanism, eps)
                 if found is None or (eps != "1" and min(r.audit_draws for r, _, _ in found[2]) < DEAR):
                     continue
+                if ((done.method == method.name) & (done.plan == mechanism) & (done.eps == eps)).any():
+                    continue
                 dataset, features, plans = found
-                for row in gate.audited(method, plans, features):
-                    rows.append(row | {"dataset": dataset, "features": features, "eps": eps})
-                    print(rows[-1]["mechanism"], eps, f"{row['eps_lower']:.3f}", f"{row['seconds']:.0f} s", flush=True)
-    return pd.DataFrame(rows)
+                rows = pd.DataFrame(
+                    [
+                        row | {"plan": mechanism, "dataset": dataset, "features": features, "eps": eps}
+                        for row in gate.audited(method, plans, features)
+                    ]
+                )
+                rows.to_csv(ROWS, mode="a", header=not ROWS.exists(), index=False)
+                print(rows[["mechanism", "eps", "eps_lower", "seconds"]].to_string(header=False), flush=True)
+                done = pd.concat([done, rows])
+    return done.reset_index(drop=True)
 
 
 def markdown(table):
@@ -127,15 +138,13 @@ def summary(table):
 
 
 def main():
-    start = time.perf_counter()
     table = audits(planned_config())
-    seconds = time.perf_counter() - start
+    seconds = table.seconds.sum()
     dear = sorted({m for m, n in zip(table.mechanism, table.n_samples) if n < DEAR})
     text = OUTPUT.read_text()
     kept = text[: text.index(MARKER)] if MARKER in text else text.rstrip("\n") + "\n\n"
     section = INTRO.format(seconds=seconds, dear=", ".join(dear)) + summary(table) + "\n" + markdown(table)
     save_text(OUTPUT, kept + section)
-    table.to_csv("results/mechanism_audit.csv", index=False)
     print(f"wrote {OUTPUT} in {seconds:.0f} s")
 
 

@@ -75,6 +75,7 @@ def audit(method):
     return gate.audited(method, gate.claims(method, ctx), ctx.features)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", WRONG)
 def test_a_wrong_release_is_refuted_with_its_claim_and_its_bound(wrong, name):
     with pytest.raises(
@@ -83,6 +84,7 @@ def test_a_wrong_release_is_refuted_with_its_claim_and_its_bound(wrong, name):
         audit(wrong[name])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["llp", "dpmerf", "mmd"])
 def test_the_studys_cheap_releases_pass(name):
     rows = audit(registry.methods()[name])
