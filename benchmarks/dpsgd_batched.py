@@ -59,6 +59,7 @@ def batched(x, y, hidden, activation, plan):
         x,
         y,
         hidden,
+        records=x.shape[1],
         sample_rate=plan.sample_rate,
         epochs=plan.epochs,
         lr=LR,

@@ -324,3 +324,25 @@ rule round_changes:
         datasets=config["datasets"],
     script:
         "../workflow_scripts/round_changes.py"
+
+
+rule plugin_audit:
+    """A method's releases audited empirically (gate.audited), once per version of its code: its
+    releases wait for it, and the workflow stops here where one is refuted."""
+    output:
+        f"{R}/plugins/audit/{{method}}{{currency}}.csv",
+    log:
+        f"{R}/logs/plugin_audit/{{method}}{{currency}}.log",
+    benchmark:
+        f"{R}/benchmarks/plugin_audit/{{method}}{{currency}}.tsv"
+    wildcard_constraints:
+        method="|".join(PLUGINS),
+    conda:
+        "../envs/expril.yaml"
+    threads: 1
+    params:
+        plan=audit_plan,
+        code=package_code("plugin_audit"),
+        method_code=lambda wc: method_code(PLUGINS[wc.method]),
+    script:
+        "../workflow_scripts/plugin_audit.py"

@@ -53,6 +53,8 @@ def shared_file(key, wildcards):
 def plugin_inputs(method, step):
     def inputs(wildcards):
         ctx, files = job_context(method, wildcards, step), {}
+        if step.release:  # the method's empirical audit passed (rule plugin_audit)
+            files["audit"] = audit_file(method, wildcards.currency)
         for name, source in step.inputs.items():
             if callable(source):
                 files[name] = source(ctx)
@@ -116,12 +118,35 @@ def plugin_resources(step):
 
 
 def plugin_code(method, script="plugin_step"):
-    """The code digest of a plug-in's jobs: the step runner's and the method's own module's
-    (a file outside the package whole)."""
+    """The code digest of a plug-in's jobs: the step runner's and the method's own module's."""
+    return package_code(script) + method_code(method)
+
+
+def method_code(method):
+    """The digest of a plug-in method's module (a file outside the package whole) and what it imports."""
     plugin = Path(inspect.getfile(type(method)))
-    return package_code(script) + code_digest.plugin_digest(
-        plugin, Path(workflow.basedir) / "expril"
+    return code_digest.plugin_digest(plugin, Path(workflow.basedir) / "expril")
+
+
+def audit_file(method, currency):
+    return rules.plugin_audit.output[0].format(method=method.name, currency=currency)
+
+
+def audit_plan(wildcards):
+    """What the gate audits of a method (gate.claims): each release's mechanism and planned spend
+    in a run, at gate.AUDIT_EPS, as configured, in the currency of the releases that wait for it,
+    on gate.audit_dataset; and that dataset's feature count."""
+    method = PLUGINS[wildcards.method]
+    ctx = plugin_context(
+        method,
+        gate.audit_dataset(method, config),
+        BLOCKS[0],
+        gate.AUDIT_EPS,
+        "",
+        currency_of(wildcards),
     )
+    releases = [[r.rule, m.param(), list(c)] for r, m, c in gate.claims(method, ctx)]
+    return {"features": ctx.features, "releases": releases}
 
 
 for _method in PLUGINS.values():

@@ -47,7 +47,10 @@ class Step:
     runs at once names the arguments that differ between runs (`per_run`): its function then takes
     `runs`, a list of {argument: value} per run, and its other arguments once, shared by the runs;
     one run's job calls it with one run, the calibration's stacks with all the runs whose networks
-    share a shape (rules/stacked.smk), and each run's file must be the one it gets alone."""
+    share a shape (rules/stacked.smk), and each run's file must be the one it gets alone. A release
+    says how the gate audits it (expril.plugins.gate.audited): `audit(mechanism, x, y, keys)` makes
+    the release one run asks of it, with its own code, on records (x, y) once per noise key (an
+    int), as a (len(keys), values) array, and `audit_draws` is how many it is asked per data set."""
 
     rule: str
     run: Callable
@@ -60,6 +63,8 @@ class Step:
     mechanism: Callable = None
     queries: Callable = None
     per_run: tuple = ()
+    audit: Callable = None
+    audit_draws: int = 2000
 
     def arguments(self):
         """The arguments the function gets: those it names (but `runs`) and each run's own."""

@@ -7,13 +7,14 @@ depend on the setting's generator alone."""
 import numpy as np
 
 from expril.io import save_npz
+from expril.plugins import gate
 from expril.plugins.base import POSITIVE, POSITIVE_INT, Method, Step, settings_schema
 from expril.plugins.registry import register
 from expril.privacy import ledger, mechanisms
 from expril.rivals import dpmerf
 from expril.seeds import rng, seed_int
 from expril.steps.blocks import load_block, log, save_runs, timed, train_on_records
-from expril.steps.curator import release_gaussian
+from expril.steps.curator import feature_maps, release_gaussian
 
 
 @timed
@@ -22,16 +23,28 @@ def dpmerf_release(val_path, maps_path, out_path, ledger_path, name, mechanism):
     (expril.rivals.dpmerf), with Gaussian noise (mechanisms.DPMERF)."""
     mechanism = mechanisms.from_param(mechanism)
     val = load_block(val_path, ("x", "y"))
-    released = release_gaussian(
+    released = embeddings(val, feature_maps(maps_path, val["seeds"]), name, mechanism)
+    ledger.record(ledger_path, None, name, val["seeds"], "dp-merf", "dpmerf_release", mechanism)
+    save_npz(out_path, answers=released, seeds=val["seeds"])
+
+
+def embeddings(val, maps, name, mechanism):
+    """The release for every seed of the block, each with its feature map."""
+    return release_gaussian(
         val,
-        maps_path,
+        maps,
         name,
         "dp-merf",
         mechanism,
         lambda feature_map, b: dpmerf.embedding(feature_map, val["x"][b], val["y"][b], mechanism.n_val),
     )
-    ledger.record(ledger_path, None, name, val["seeds"], "dp-merf", "dpmerf_release", mechanism)
-    save_npz(out_path, answers=released, seeds=val["seeds"])
+
+
+def audit_embeddings(mechanism, x, y, keys):
+    """The release on the gate's records (expril.plugins.gate.audited), in a public feature map,
+    each noise key naming the data set in the noise stream."""
+    val, maps = gate.audit_block(x, y), [gate.audit_feature_map(x.shape[1])]
+    return np.stack([embeddings(val, maps, f"audit{k}", mechanism)[0] for k in keys])
 
 
 @timed
@@ -125,6 +138,7 @@ class DPMERF(Method):
             {"val_path": "target_val", "maps_path": feature_map},
             release=True,
             axes=("generator",),
+            audit=audit_embeddings,
         ),
         Step(
             "dpmerf_samples",

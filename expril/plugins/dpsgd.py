@@ -4,9 +4,12 @@ No early stopping, which would read private held-out data: a fixed number of epo
 
 import math
 
+import numpy as np
+
 from expril import settings
 from expril.io import save_npz
 from expril.method import mlp
+from expril.plugins import gate
 from expril.plugins.base import POSITIVE, POSITIVE_INT, Method, Step, settings_schema
 from expril.plugins.registry import register
 from expril.privacy import ledger, mechanisms, noise
@@ -16,13 +19,14 @@ from expril.steps.blocks import load_block, log, timed
 
 @timed
 def train_dpsgd(
-    val_path, source_path, out_path, ledger_path, name, network, recipe, mechanism, init_key, setting, threads
+    val_path, source_path, out_path, ledger_path, name, network, recipe, mechanism, init_key, setting, rows, threads
 ):
     """The curator's networks trained on its validation split with DP-SGD (expril.rivals.dpsgd),
     the block's together, and released; inputs standardised with the public source's mean and std
     (the validation split's would be unaccounted statistics of the private data). `network` and
     `recipe` (optimizer, momentum, lr) are the tuning setting's; its rate, epochs and clipping are
-    the mechanism's. The curator's randomness (sampling and noise) is keyed by its secret, as the
+    the mechanism's. Each step's noisy sum is divided by the expected batch of the public n' (`rows`),
+    not of the realised number of records. The curator's randomness (sampling and noise) is keyed by its secret, as the
     oracle's noise, and by the setting (its suffix, '' as configured): two settings never share a
     draw."""
     import torch
@@ -43,6 +47,7 @@ def train_dpsgd(
         mlp.standardise(val["x"], mean, std),
         val["y"],
         network["hidden"],
+        records=rows,
         sample_rate=mechanism.sample_rate,
         epochs=mechanism.epochs,
         lr=recipe["lr"],
@@ -69,6 +74,37 @@ def train_dpsgd(
     ledger.record(ledger_path, None, name, seeds, "dpsgd", "train_dpsgd", mechanism)
     model = stack(layers, mean, std) | mlp.activation_entry(network["activation"])
     save_npz(out_path, seeds=seeds, **model)
+
+
+AUDIT_HIDDEN = [16]
+# A training of the plan's steps takes about 0.1 s per 600 steps (1170 on the study's largest
+# datasets): the gate's budget allows these.
+AUDIT_DRAWS = 100
+
+
+def audit_training(mechanism, x, y, keys):
+    """The release on the gate's records (expril.plugins.gate.audited): one network of AUDIT_HIDDEN
+    per noise key, trained by the release's trainer at the plan's rate, epochs, clipping and noise
+    (the key seeds its batches and its noise), the noisy sums divided by the gate's public n'; its
+    weights flattened."""
+    from expril.rivals.dpsgd import train
+
+    keys = [int(k) for k in keys]
+    layers, _ = train(
+        np.repeat(x[None], len(keys), axis=0),
+        np.repeat(y[None], len(keys), axis=0),
+        AUDIT_HIDDEN,
+        records=gate.AUDIT_RECORDS,
+        sample_rate=mechanism.sample_rate,
+        epochs=mechanism.epochs,
+        lr=1e-2,
+        max_grad_norm=mechanism.max_grad_norm,
+        noise_multiplier=mechanism.noise_multiplier,
+        init_seeds=[0] * len(keys),
+        sampling_seeds=[seed_int("audit-sampling", k) for k in keys],
+        noise_seeds=[seed_int("audit-noise", k) for k in keys],
+    )
+    return np.concatenate([w.reshape(len(keys), -1) for w in layers.values()], axis=1)
 
 
 def recipe(ctx):
@@ -106,6 +142,8 @@ class DPSGD(Method):
             {"val_path": "target_val", "source_path": "source"},
             release=True,
             params=lambda ctx: {"recipe": recipe(ctx)},
+            audit=audit_training,
+            audit_draws=AUDIT_DRAWS,
         ),
     )
 

@@ -3,18 +3,28 @@ a method's privacy instead of trusting the eps it says it spends. Before any job
 workflow refuses a method whose releases write no ledger row, whose planned spend (each release's,
 and all of a run's releases composed) exceeds the run's eps or delta, whose learner steps read the
 curator's data, or that has no tuning entry; once a release has run, the job fails unless its
-ledger holds every seed's row within the run's budget.
+ledger holds every seed's row within the run's budget. Each release is also audited empirically, once
+per version of the method's code, before any of the method's releases runs (`audited`): a release
+whose privacy loss is provably above what it plans to spend is refused.
 The taint audit (expril.privacy.taint) checks the same plan from Snakemake's jobs."""
 
 import inspect
 import math
 import os
 import re
+import time
+
+import numpy as np
 
 from expril.plugins.base import CURATOR_INPUTS, FROM_JOB, PROVIDED, SHARED
 from expril.privacy.base import MECHANISMS, Mechanism
 
 NAME = re.compile(r"[a-z][a-z0-9]*")
+# The empirical audit (`audited`): at one eps of the study, on AUDIT_RECORDS ordinary records and
+# four canaries, a bound that a release within its claim exceeds with probability 5 % at most.
+AUDIT_EPS = "1"
+AUDIT_RECORDS = 100
+AUDIT_CONFIDENCE = 0.95
 # Room for the accountants' rounding, as the ledger's own check allows (expril.privacy.ledger).
 SLACK = 1 + 1e-9
 
@@ -47,6 +57,12 @@ def declared(method, grid):
                 refuse(method, f"its learner step {step.rule} reads {source}, the curator's data: only its release may")
             if isinstance(source, str) and source not in known:
                 refuse(method, f"step {step.rule} reads {source!r}, neither a shared file nor an earlier step")
+        if step.release and step.audit is None:
+            refuse(
+                method,
+                f"its release {step.rule} gives no audit release: its Step must name `audit`, the release "
+                "on given records once per noise key, which the gate audits empirically",
+            )
         if step.per_run and (step.release or "runs" not in inspect.signature(step.run).parameters):
             refuse(
                 method,
@@ -164,3 +180,96 @@ def recorded(method, ledger_path, seeds, eps, delta):
             f"its ledger {ledger_path} records (eps, delta) = ({row.eps_total:.6g}, {row.delta_total:.3g}) for "
             f"seed {row.seed}, above the run's ({eps:.6g}, {delta:.3g})",
         )
+
+
+def claims(method, ctx):
+    """[(release, its mechanism, what one run's queries of it spend, (eps, delta))] once the run's
+    whole plan passes (`planned`): each release's planned queries composed by its accountant."""
+    planned(method, ctx)
+    plans = [(release, _mechanism(method, release, ctx)) for release in method.releases]
+    return [(r, m, m.compose(_costs(r, m, ctx))) for r, m in plans]
+
+
+def audit_dataset(method, config):
+    """The dataset a method's releases are audited on: of those configured where it runs its own
+    chain (Method.repeats_on), the one with the most features, where a sensitivity that grows with
+    d shows most (the first of them on a tie)."""
+    from expril import settings
+
+    specs = config["benchmarks"]
+    own = [d for d in config["datasets"] if not method.repeats_on(specs[d])] or config["datasets"]
+    return max(own, key=lambda d: settings.feature_count(specs[d]))
+
+
+def audit_records(features, seed=0):
+    """The gate's D: AUDIT_RECORDS records of `features` standard normal features, labels 0 or 1
+    at random, then four canary candidates (indices returned), each label at +3 and at -3 in every
+    feature: the removal of a canary moves most releases most."""
+    from expril.seeds import rng
+
+    r = rng("gate-audit", features, seed)
+    corners = np.repeat([3.0, -3.0], 2)[:, None] * np.ones(features)
+    x = np.vstack([r.standard_normal((AUDIT_RECORDS, features)), corners])
+    y = np.concatenate([r.integers(0, 2, AUDIT_RECORDS), [1, 0, 1, 0]])
+    return x, y, np.arange(AUDIT_RECORDS, AUDIT_RECORDS + 4)
+
+
+def audit_bins(features, q=4):
+    """Public bins for a release audited on `audit_records`: each feature cut at the standard
+    normal's q-quantiles (the edges format of expril.method.binning)."""
+    from scipy import stats
+
+    return [stats.norm.ppf(np.arange(1, q) / q) for _ in range(features)]
+
+
+def audit_block(x, y):
+    """The gate's records as a seed block of one (the steps' load_block format), seed 0."""
+    return {"x": x[None], "y": y[None], "seeds": np.array([0])}
+
+
+def audit_feature_map(features, n_features=32):
+    """A public random feature map (expril.method.rff) for a release audited on `audit_records`,
+    fitted on standard normal points."""
+    from expril.method import rff
+    from expril.seeds import rng
+
+    return rff.make_map(rng("gate-audit-map").standard_normal((200, features)), n_features, rng("gate-audit-omega"))
+
+
+def audited(method, releases, features, seed=0):
+    """Audit each release of `method` (`releases`: [(release, mechanism, (eps, delta))], `claims`)
+    as a black box (expril.privacy.audit.audit_release) on `audit_records`, with its Step.audit
+    and Step.audit_draws per data set; refuse the method where a lower bound on a release's loss
+    exceeds its claim. Returns one row per release: the claim, the bound, the event, the draws
+    and the seconds it took."""
+    from expril.privacy.audit import audit_release
+
+    x, y, candidates = audit_records(features, seed)
+    rows = []
+    for release, mechanism, (eps, delta) in releases:
+        start = time.perf_counter()
+        result = audit_release(
+            lambda x, y, keys, release=release, mechanism=mechanism: release.audit(mechanism, x, y, keys),
+            x,
+            y,
+            candidates,
+            eps,
+            delta,
+            release.audit_draws,
+            seed,
+            AUDIT_CONFIDENCE,
+        )
+        rows.append(
+            {"method": method.name, "release": release.rule, "mechanism": mechanism.name}
+            | result
+            | {"seconds": time.perf_counter() - start}
+        )
+        if result["eps_lower"] > eps * SLACK:
+            refuse(
+                method,
+                f"its release {release.rule} ({mechanism.name}) claims (eps, delta) = ({eps:.6g}, {delta:.3g}), but "
+                f"its empirical audit bounds its loss by eps >= {result['eps_lower']:.4g} at "
+                f"{AUDIT_CONFIDENCE:.0%} ({result['n_samples']} draws per data set, D' = D less canary record "
+                f"{result['canary']}, event {result['event']})",
+            )
+    return rows

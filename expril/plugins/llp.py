@@ -7,6 +7,7 @@ release on its snr and its budget split."""
 import numpy as np
 
 from expril.io import save_npz
+from expril.plugins import gate
 from expril.plugins.base import Method, Step
 from expril.plugins.registry import register
 from expril.privacy import ledger, mechanisms
@@ -24,16 +25,29 @@ def oracle_proportions(val_path, bins_path, out_path, ledger_path, name, mechani
     mechanism = mechanisms.from_param(mechanism)
     val = load_block(val_path, ("x", "y"))
     seeds = val["seeds"]
-    edges = load_bins(bins_path, seeds)
-    counts = answer_block(val, edges, name, [llp.QUERIES[0]] * len(seeds), mechanism, mechanism.release_counts)
-    negatives = answer_block(
-        val, edges, name, [llp.QUERIES[1]] * len(seeds), mechanism, mechanism.release_errors, val["y"] != 1
-    )
+    counts, negatives = proportions(val, load_bins(bins_path, seeds), name, mechanism)
     book = None
     for query in llp.QUERIES:
         book = ledger.record(ledger_path, book, name, seeds, query, "oracle_proportions", mechanism)
     (counts, n_bins), (negatives, _) = pad(counts), pad(negatives)
     save_npz(out_path, counts=counts, negatives=negatives, n_bins=n_bins, seeds=seeds)
+
+
+def proportions(val, edges, name, mechanism):
+    """The release's two answers for every seed of the block: the noisy counts and negatives."""
+    seeds = val["seeds"]
+    counts = answer_block(val, edges, name, [llp.QUERIES[0]] * len(seeds), mechanism, mechanism.release_counts)
+    negatives = answer_block(
+        val, edges, name, [llp.QUERIES[1]] * len(seeds), mechanism, mechanism.release_errors, val["y"] != 1
+    )
+    return counts, negatives
+
+
+def audit_proportions(mechanism, x, y, keys):
+    """The release on the gate's records (expril.plugins.gate.audited), on public bins, each noise
+    key naming the data set in the noise streams."""
+    val, edges = gate.audit_block(x, y), [gate.audit_bins(x.shape[1])]
+    return np.stack([np.concatenate([a[0] for a in proportions(val, edges, f"audit{k}", mechanism)]) for k in keys])
 
 
 @timed
@@ -96,6 +110,7 @@ class LLP(Method):
             {"val_path": "target_val", "bins_path": "llp_bins"},
             release=True,
             axes=("snr", "split"),
+            audit=audit_proportions,
         ),
         Step(
             "train_llp",

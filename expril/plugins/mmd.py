@@ -18,6 +18,9 @@ is its file's place).
 
 import os
 
+import numpy as np
+
+from expril.plugins import gate
 from expril.plugins.base import Method, Step
 from expril.plugins.registry import register
 from expril.privacy import mechanisms
@@ -98,6 +101,28 @@ def query(ctx):
     return os.path.relpath(os.path.splitext(answers(ctx, variant, t))[0], folder)
 
 
+def audit_embedding(mechanism, x, y, keys):
+    """The embedding release on the gate's records (expril.plugins.gate.audited), in a public
+    feature map, each noise key naming the data set in the noise stream."""
+    val, maps = gate.audit_block(x, y), [gate.audit_feature_map(x.shape[1])]
+    return np.stack([curator.embedding_answers(val, maps, f"audit{k}", mechanism)[0] for k in keys])
+
+
+def audit_errors(mechanism, x, y, keys):
+    """A run's T error queries on the gate's records, on public bins, each of a public hypothesis
+    (the sign of feature t), answered as curator.oracle_errors answers them."""
+    val, edges = gate.audit_block(x, y), [gate.audit_bins(x.shape[1])]
+    errors = [(x[:, t % x.shape[1]] > 0) != y for t in range(mechanism.iterations)]
+
+    def answers(key):
+        release = mechanism.release_errors
+        return [
+            curator.answer_block(val, edges, key, [f"t{t}"], mechanism, release, [e])[0] for t, e in enumerate(errors)
+        ]
+
+    return np.stack([np.concatenate(answers(f"audit{k}")) for k in keys])
+
+
 class ExPriLByMMD(Method):
     name = "mmd"
     display = "ExPriL (MMD)"
@@ -115,6 +140,7 @@ class ExPriLByMMD(Method):
             axes=("bandwidth",),
             mechanism=lambda ctx: embedding(ctx),
             queries=lambda ctx: 1,
+            audit=audit_embedding,
         ),
         Step(
             "mmd_reweight",
@@ -137,6 +163,7 @@ class ExPriLByMMD(Method):
             release=True,
             params=lambda ctx: {"query": query(ctx)},
             queries=iterations,
+            audit=audit_errors,
         ),
         Step(
             "mmd_labels",

@@ -1,10 +1,11 @@
 """A plug-in step's job (workflow_scripts/plugin_step.py): its function called with the arguments
 it names (expril.plugins.base), and a release's ledger checked once it has run (expril.plugins.gate);
-a stack of runs (workflow_scripts/plugin_stack.py, rules/stacked.smk) in one process."""
+a stack of runs (workflow_scripts/plugin_stack.py, rules/stacked.smk) in one process; a method's
+empirical audit (workflow_scripts/plugin_audit.py), which its releases wait for."""
 
 from expril import settings
 from expril.plugins import gate, registry
-from expril.steps.blocks import timed
+from expril.steps.blocks import log, timed
 
 # Params of the rule that are the workflow's, not the step function's (`own`: the step's own, unpacked).
 WORKFLOW_PARAMS = ("code", "budget", "own")
@@ -56,3 +57,28 @@ def run_stack(rule, runs, threads):
             run(rule, r["inputs"], r["outputs"], r["params"], r["wildcards"], threads)
         return
     call(step, [given(r["inputs"], r["outputs"], r["params"], r["wildcards"], threads) for r in runs])
+
+
+@timed
+def audit(method, plan, out_path):
+    """The gate's empirical audit of `method`'s releases (gate.audited) on `plan` (rule plugin_audit:
+    each release's rule, mechanism param and planned (eps, delta), and the feature count): fails,
+    with the gate's message, where a release is refuted; else writes one row per release."""
+    import pandas as pd
+
+    from expril.io import save_text
+    from expril.privacy import mechanisms
+
+    known = registry.methods()[method]
+    releases = [(known.step(r), mechanisms.from_param(param), tuple(claim)) for r, param, claim in plan["releases"]]
+    rows = gate.audited(known, releases, plan["features"])
+    for row in rows:
+        log.info(
+            "%s: claimed eps %.4g, audited eps >= %.4g (%d draws per data set, %.1f s)",
+            row["release"],
+            row["claimed_eps"],
+            row["eps_lower"],
+            row["n_samples"],
+            row["seconds"],
+        )
+    save_text(out_path, pd.DataFrame(rows).to_csv(index=False))

@@ -1,4 +1,4 @@
-"""Empirical differential-privacy audit of the oracle's mechanisms (docs/privacy_audit.md).
+"""Empirical differential-privacy audit of any mechanism's release (docs/privacy_audit.md).
 
 An eps-DP mechanism M has P[M(D) in S] <= exp(eps) P[M(D') in S] for all neighbouring data sets
 D, D' and every event S. The audit samples M on neighbouring one-bin data sets, picks the ordered
@@ -9,7 +9,13 @@ valid despite the search. A lower bound above the claimed eps refutes the claim;
 merely consistent with it. An (eps, delta) claim, P[M(D) in S] <= exp(eps) P[M(D') in S] + delta,
 is bounded by ln((P[M(D) in S] - delta) / P[M(D') in S]) instead.
 
-Only the mechanisms' own releases (expril.privacy.mechanisms) are sampled, on one feature with one bin,
+`bound` is the one path every audit takes. The oracle's mechanisms (`audit`) are sampled through
+their own releases, vectorised; any other release is audited as a black box (`audit_release`): a
+function of the records and a noise key, D and D' = D less a canary (the record whose removal
+moves the release most), and, for a release of more than two values, one test statistic fitted on
+the selection half (Fisher's discriminant).
+
+The oracle's own releases (expril.privacy.mechanisms) are sampled on one feature with one bin,
 except `paper-counts`: the `paper` mechanism's bin counts query on one feature with a few bins, whose
 divisor is the realised number of records n, so that removing one record changes every bin's answer.
 Its exact loss is `exact_counts_query_epsilon` (docs/privacy.md, "The bin counts query").
@@ -338,14 +344,7 @@ def audit(mechanism, scale, bin_size, n_samples, seed, confidence=0.95, pairs=No
     """Lower bound, holding with probability `confidence`, on the privacy loss of `mechanism` at
     noise `scale` between one-bin data sets of `bin_size` records (for `paper-counts`, a feature
     with bin counts `bin_size`) and their neighbours (`pairs`, by default all of pairs_by_kind), at
-    the mechanism's claimed delta.
-
-    n_samples outputs are drawn per data set; the first half selects the ordered pair and the
-    event, the second bounds it. `confidence` is split between the bounds on p and on q."""
-    names = AUDITED[mechanism][1]
-    alpha = (1 - confidence) / 2
-    delta = claimed_delta(mechanism)
-    half = n_samples // 2
+    the mechanism's claimed delta: `bound` on n_samples outputs per data set."""
     if pairs is None:
         pairs = [pair for kind in pairs_by_kind(mechanism, scale, bin_size).values() for pair in kind]
     datasets = {data for pair in pairs for data in pair}
@@ -353,28 +352,7 @@ def audit(mechanism, scale, bin_size, n_samples, seed, confidence=0.95, pairs=No
         data: sample(mechanism, data, scale, n_samples, rng("dp-audit", mechanism, scale, *data.key, seed))
         for data in datasets
     }
-
-    best_score, best = -np.inf, None
-    for d, d_prime in pairs:
-        select_p, select_q = draws[d][:half], draws[d_prime][:half]
-        cuts = [
-            _cuts(np.concatenate([select_p[:, j], select_q[:, j]]), RESOLUTION[len(names)]) for j in range(len(names))
-        ]
-        sets = [_candidate_sets(c, intervals=len(names) == 1) for c in cuts]
-        masks = [m for _, m in sets]
-        count_p, count_q = _event_counts(select_p, cuts, masks), _event_counts(select_q, cuts, masks)
-        # Scored by a bound that holds for all candidates at once: among thousands of events, the
-        # raw ratio (or a per-event bound) favours rare events whose ratio was lucky on this half.
-        scores = _log_ratio_bound(count_p, count_q, half, alpha / len(count_p), delta)[0]
-        index = int(np.argmax(scores))
-        if best is None or scores[index] > best_score:
-            chosen = np.unravel_index(index, [len(b) for b, _ in sets])
-            best_score, best = scores[index], (d, d_prime, [b[i] for (b, _), i in zip(sets, chosen)])
-
-    d, d_prime, event = best
-    test_p, test_q = draws[d][half:], draws[d_prime][half:]
-    count_p, count_q = _inside(test_p, event).sum(), _inside(test_q, event).sum()
-    eps_lower, p_lower, q_upper = _log_ratio_bound(count_p, count_q, len(test_p), alpha, delta)
+    delta = claimed_delta(mechanism)
     return {
         "mechanism": mechanism,
         "scale": scale,
@@ -383,14 +361,111 @@ def audit(mechanism, scale, bin_size, n_samples, seed, confidence=0.95, pairs=No
         "claimed_eps": claimed_epsilon(mechanism, scale),
         "claimed_delta": delta,
         "exact_eps": exact_epsilon(mechanism, scale, bin_size),
+    } | bound(draws, pairs, delta, confidence, AUDITED[mechanism][1])
+
+
+def bound(draws, pairs, delta, confidence=0.95, names=None):
+    """The audit's one path, for the oracle's mechanisms and any other release: `draws` {data set:
+    (n, values) array of independent releases}, `pairs` the ordered neighbours (D, D') among its
+    keys. The first half of each data set's draws selects the ordered pair and the event (on the
+    release's values where it has one or two, else on one test statistic, `_statistic`); the second
+    bounds ln((P[M(D) in S] - delta) / P[M(D') in S]) from below, with probability `confidence`."""
+    alpha = (1 - confidence) / 2
+    n_samples = min(len(d) for d in draws.values())
+    half = n_samples // 2
+    values = next(iter(draws.values())).shape[1]
+    names = names or [f"M{j + 1}" for j in range(values)]
+    best_score, best = -np.inf, None
+    for d, d_prime in pairs:
+        select_p, select_q = draws[d][:half], draws[d_prime][:half]
+        project, shown = _statistic(select_p, select_q, names)
+        select_p, select_q = project(select_p), project(select_q)
+        cuts = [
+            _cuts(np.concatenate([select_p[:, j], select_q[:, j]]), RESOLUTION[len(shown)]) for j in range(len(shown))
+        ]
+        sets = [_candidate_sets(c, intervals=len(shown) == 1) for c in cuts]
+        masks = [m for _, m in sets]
+        count_p, count_q = _event_counts(select_p, cuts, masks), _event_counts(select_q, cuts, masks)
+        # Scored by a bound that holds for all candidates at once: among thousands of events, the
+        # raw ratio (or a per-event bound) favours rare events whose ratio was lucky on this half.
+        scores = _log_ratio_bound(count_p, count_q, half, alpha / len(count_p), delta)[0]
+        index = int(np.argmax(scores))
+        if best is None or scores[index] > best_score:
+            chosen = np.unravel_index(index, [len(b) for b, _ in sets])
+            best_score, best = scores[index], (d, d_prime, project, shown, [b[i] for (b, _), i in zip(sets, chosen)])
+
+    d, d_prime, project, shown, event = best
+    test_p, test_q = project(draws[d][half:n_samples]), project(draws[d_prime][half:n_samples])
+    count_p, count_q = _inside(test_p, event).sum(), _inside(test_q, event).sum()
+    eps_lower, p_lower, q_upper = _log_ratio_bound(count_p, count_q, len(test_p), alpha, delta)
+    return {
         "eps_lower": float(eps_lower),
         "neighbours": f"{d} vs {d_prime}",
-        "event": _describe(event, names),
+        "event": _describe(event, shown),
         "p": float(count_p / len(test_p)),
         "q": float(count_q / len(test_q)),
         "p_lower": float(p_lower),
         "q_upper": float(q_upper),
     }
+
+
+def _statistic(select_p, select_q, names):
+    """(a projection of the releases, the names of its values): the release itself where it has
+    one or two values; else t = w . M, w Fisher's discriminant fitted on the selection half,
+    (S + r I)^-1 (mean_D - mean_D'), S the pooled covariance and r a ridge 1e-6 of its mean
+    variance: the most powerful statistic for Gaussian noise, and a noise-free direction (a draw of
+    noise shared by two answers, a value without noise) gets all the weight."""
+    if select_p.shape[1] <= 2:
+        return (lambda draws: draws), names
+    w = np.linalg.solve(_regularised_covariance(select_p, select_q), select_p.mean(0) - select_q.mean(0))
+    return (lambda draws: (draws @ w)[:, None]), ["t"]
+
+
+def _regularised_covariance(p, q):
+    pooled = np.atleast_2d((np.cov(p, rowvar=False) + np.cov(q, rowvar=False)) / 2)
+    variance = np.trace(pooled) / len(pooled)
+    return pooled + np.eye(len(pooled)) * (1e-6 * variance if variance > 0 else 1.0)
+
+
+def audit_release(release, x, y, candidates, eps, delta, n_samples, seed, confidence=0.95):
+    """Black-box audit of a release claimed (eps, delta)-DP under add/remove-one-record: `release(x,
+    y, keys)` returns one release per noise key (an int), as a (len(keys), values) array. D is the
+    records (x, y); D' is D less the canary, the record of `candidates` (indices) whose removal moves
+    the release most in its noise's own metric (`canary`, on a pilot of a quarter as many draws,
+    at most 512, not used after); then n_samples releases of D and of D' with independent keys,
+    `bound` in both orders. The result adds the claim, the canary and the draws."""
+    pilot = max(2, min(512, n_samples // 4))
+    keys = rng("dp-audit", "release", seed).integers(0, 2**62, size=(3, max(n_samples, pilot)))
+    removed = canary(release, x, y, candidates, keys[0, :pilot])
+    keep = np.arange(len(x)) != removed
+    draws = {
+        "D": _releases(release, x, y, keys[1, :n_samples]),
+        f"D less record {removed}": _releases(release, x[keep], y[keep], keys[2, :n_samples]),
+    }
+    pairs = [tuple(draws), tuple(draws)[::-1]]
+    return {"claimed_eps": eps, "claimed_delta": delta, "canary": removed, "n_samples": n_samples} | bound(
+        draws, pairs, delta, confidence
+    )
+
+
+def canary(release, x, y, candidates, keys, common=2):
+    """The record of `candidates` whose removal moves the release most: the largest d' S^-1 d, S the
+    covariance of the releases of D over `keys` (regularised as `_statistic`'s) and d the mean
+    change of the release on its first `common` keys, the same noise keys on both sides (an
+    additive noise cancels)."""
+    full = _releases(release, x, y, keys)
+    spread = _regularised_covariance(full, full)
+    scores = []
+    for i in candidates:
+        keep = np.arange(len(x)) != i
+        move = (full[:common] - _releases(release, x[keep], y[keep], keys[:common])).mean(axis=0)
+        scores.append(move @ np.linalg.solve(spread, move))
+    return int(candidates[int(np.argmax(scores))])
+
+
+def _releases(release, x, y, keys):
+    out = np.asarray(release(x, y, keys), dtype=float)
+    return out.reshape(len(keys), -1)
 
 
 def audit_table(mechanisms=ONE_BIN, bin_sizes=(1, 2, 3, 5, 10, 50), scales=(1, 2, 5), n_samples=400_000, seed=0):

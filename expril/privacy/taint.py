@@ -47,6 +47,9 @@ ROLES = {
     # target's splits too, as the evaluator reads them; a check, never a learner's input.
     "pairing_digests": "evaluator",
     "check_pairing": "evaluator",
+    # The gate's empirical audit of a plug-in's releases runs them on records of its own: the
+    # platform's check, as the evaluator's; it reads no data set.
+    "plugin_audit": "evaluator",
     "compare": "evaluator",
     # Tuning scores every setting on calibration draws of the target, as evaluate_* does on the
     # reported ones; its choice is read as configuration only.

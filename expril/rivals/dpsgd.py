@@ -3,9 +3,10 @@
 A seed block's networks are trained together in one process, each as Opacus 1.6's
 PrivacyEngine.make_private (ghost clipping) trains one:
 Poisson sampling, each sample's gradient clipped over all of the network's parameters, Gaussian
-noise on the sum, division by the expected batch size, then Adam (or momentum SGD); each with its
-own data, seeds and hyperparameters (lr, clipping, noise, momentum). The B networks' layers are
-stacked, W (B, out, in) as nn.Linear's, so a step is a few batched matmuls for the whole block.
+noise on the sum, division by the expected batch size (of the public n': see `train`), then Adam
+(or momentum SGD); each with its own data, seeds and hyperparameters (lr, clipping, noise,
+momentum). The B networks' layers are stacked, W (B, out, in) as nn.Linear's, so a step is a few
+batched matmuls for the whole block.
 The noise is sized by Opacus's RDP accountant (expril.privacy.calibration, mechanisms.DPSGD); tests/rivals/test_dpsgd.py
 checks the updates against Opacus's own clipping, noise and optimiser.
 
@@ -49,6 +50,7 @@ def train(
     labels,
     hidden,
     *,
+    records,
     sample_rate,
     epochs,
     lr,
@@ -63,7 +65,8 @@ def train(
 ):
     """Train B binary classifiers with DP-SGD, network b on (inputs[b], labels[b]).
 
-    inputs (B, n, d) standardised, labels (B, n) in {0, 1}; hidden: hidden widths (multiples of 16
+    inputs (B, n, d) standardised, labels (B, n) in {0, 1}; records: n', the configured (public)
+    number of records, which the noisy sum is divided by; hidden: hidden widths (multiples of 16
     keep each network's result bitwise independent of the others: MKL's matmul rounds according
     to memory alignment). lr, max_grad_norm, noise_multiplier and momentum: one number for all
     networks or one per network. optimizer: "adam" (torch.optim.Adam's defaults) or "sgd"
@@ -73,7 +76,11 @@ def train(
     probability sample_rate), the binary cross-entropy of each sample's logit, its gradient
     clipped to L2 norm max_grad_norm over all parameters (factor min(1, C / (norm + 1e-6)), as
     Opacus), summed, plus N(0, (noise_multiplier x max_grad_norm)^2) noise per coordinate, divided
-    by Opacus's expected batch size int(n x sample_rate), then an optimizer step.
+    by the expected batch size int(records x sample_rate), then an optimizer step. Here we differ
+    from Opacus, whose divisor int(len(dataset) x sample_rate) is the realised number of records:
+    under add/remove-one-record it moves with the private data (an unaccounted release, as the
+    paper's bin counts query's, docs/privacy.md); ours is public. With n = records they coincide,
+    which is how the tests compare the two.
     max_grad_norm = inf trains a network without privacy (eps = inf): no
     clipping, no noise (its noise_multiplier must be 0), the mean gradient over the sampled batch.
 
@@ -114,10 +121,10 @@ def train(
         raise ValueError("max_grad_norm must be positive and noise_multiplier non-negative")
     if any(s > 0 and not p for s, p in zip(sigma, private)):
         raise ValueError("a network without clipping (max_grad_norm = inf) cannot have noise")
-    # Opacus's PrivacyEngine divides by int(len(dataset) * sample_rate), truncated.
-    expected = int(n * sample_rate)
+    # Truncated as Opacus's int(len(dataset) * sample_rate), but of the public n', not the realised n.
+    expected = int(records * sample_rate)
     if any(private) and expected == 0:
-        raise ValueError(f"an expected batch of {n} x {sample_rate} samples rounds to none")
+        raise ValueError(f"an expected batch of {records} x {sample_rate} samples rounds to none")
 
     sizes = [x.shape[2], *hidden, 1]
     linear = [[m for m in network(sizes, int(s), activation) if isinstance(m, nn.Linear)] for s in init_seeds]

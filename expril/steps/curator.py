@@ -81,16 +81,34 @@ def oracle_errors(val_path, bins_path, model_path, out_path, ledger_path, name, 
     save_answers(out_path, answers, val["seeds"])
 
 
-def release_gaussian(val, maps_path, name, query, mechanism, exact):
-    """exact(map, b) released with the mechanism's Gaussian noise, for every seed of the block,
-    the noise keyed by the secret, the query, the map and the noise's std."""
-    maps = load_block(maps_path, ("mean", "std", "omega"), val["seeds"])
+def feature_maps(maps_path, seeds):
+    """The block's feature maps, one per seed."""
+    maps = load_block(maps_path, ("mean", "std", "omega"), seeds)
+    return [rff.unstack(maps, b) for b in range(len(seeds))]
+
+
+def release_gaussian(val, maps, name, query, mechanism, exact):
+    """exact(map, b) released with the mechanism's Gaussian noise, for every seed b of the block
+    with its feature map maps[b], the noise keyed by the secret, the query, the map and the
+    noise's std."""
     secret, released = noise.secret(), []
     for b, seed in enumerate(val["seeds"]):
-        feature_map = rff.unstack(maps, b)
+        feature_map = maps[b]
         generator = noise.stream(secret, name, int(seed), query, list(feature_map.values()), mechanism.stream_scale)
         released.append(mechanism.release(exact(feature_map, b), generator))
     return np.stack(released)
+
+
+def embedding_answers(val, maps, name, mechanism):
+    """Pb. 1's embedding query answered for every seed of the block (`release_gaussian`)."""
+    return release_gaussian(
+        val,
+        maps,
+        name,
+        "embedding",
+        mechanism,
+        lambda feature_map, b: rff.mean_embedding(feature_map, val["x"][b], mechanism.n_val),
+    )
 
 
 @timed
@@ -100,13 +118,6 @@ def oracle_embedding(val_path, maps_path, out_path, ledger_path, name, mechanism
     first query."""
     mechanism = mechanisms.from_param(mechanism)
     val = load_block(val_path, ("x",))
-    released = release_gaussian(
-        val,
-        maps_path,
-        name,
-        "embedding",
-        mechanism,
-        lambda feature_map, b: rff.mean_embedding(feature_map, val["x"][b], mechanism.n_val),
-    )
+    released = embedding_answers(val, feature_maps(maps_path, val["seeds"]), name, mechanism)
     ledger.record(ledger_path, None, name, val["seeds"], "embedding", "oracle_embedding", mechanism)
     save_npz(out_path, answers=released, seeds=val["seeds"])

@@ -10,6 +10,7 @@ import numpy as np
 
 from expril.io import save_npz
 from expril.method import binning
+from expril.plugins import gate
 from expril.plugins.base import Method, Step
 from expril.plugins.registry import register
 from expril.privacy import ledger, mechanisms
@@ -24,16 +25,29 @@ def release(val_path, bins_path, out_path, ledger_path, name, mechanism):
     """The curator's side: every seed's noisy counts and negatives, each query in the ledger."""
     mechanism = mechanisms.from_param(mechanism)
     val = load_block(val_path, ("x", "y"))
-    seeds, edges = val["seeds"], load_bins(bins_path, val["seeds"])
-    counts = answer_block(val, edges, name, [QUERIES[0]] * len(seeds), mechanism, mechanism.release_counts)
-    negatives = answer_block(
-        val, edges, name, [QUERIES[1]] * len(seeds), mechanism, mechanism.release_errors, val["y"] != 1
-    )
+    seeds = val["seeds"]
+    counts, negatives = noisy_counts(val, load_bins(bins_path, seeds), name, mechanism)
     book = None
     for query in QUERIES:
         book = ledger.record(ledger_path, book, name, seeds, query, "nbayes_release", mechanism)
     (counts, n_bins), (negatives, _) = pad(counts), pad(negatives)
     save_npz(out_path, counts=counts, negatives=negatives, n_bins=n_bins, seeds=seeds)
+
+
+def noisy_counts(val, edges, name, mechanism):
+    """Every seed's noisy counts and negatives, each query from its own noise stream."""
+    seeds = val["seeds"]
+    counts = answer_block(val, edges, name, [QUERIES[0]] * len(seeds), mechanism, mechanism.release_counts)
+    negatives = answer_block(
+        val, edges, name, [QUERIES[1]] * len(seeds), mechanism, mechanism.release_errors, val["y"] != 1
+    )
+    return counts, negatives
+
+
+def audit_release(mechanism, x, y, keys):
+    """The release on the gate's records, on public bins, once per noise key (expril.plugins.gate)."""
+    val, edges = gate.audit_block(x, y), [gate.audit_bins(x.shape[1])]
+    return np.stack([np.concatenate([a[0] for a in noisy_counts(val, edges, f"audit{k}", mechanism)]) for k in keys])
 
 
 def labels(x, edges, counts, negatives, mechanism):
@@ -75,6 +89,7 @@ class NaiveBayes(Method):
             {"val_path": "target_val", "bins_path": "configured_bins"},
             release=True,
             axes=(),
+            audit=audit_release,
         ),
         Step(
             "nbayes_train",

@@ -68,7 +68,8 @@ def test_a_users_method_joins_the_comparison_from_one_module_and_one_tuning_entr
     add_example(project)
     assert naming(project, "nbayes") == {"expril/plugins/nbayes.py", "config/tuning.yaml"}
     planned = dry_run_jobs(snakemake("--dry-run", "compare", *smoke(res), cwd=project).stdout)
-    assert counts(planned) == {  # in pure DP only: 2 datasets x 2 eps
+    assert counts(planned) == {  # in pure DP only: 2 datasets x 2 eps; its audit once
+        "plugin_audit": 1,
         "nbayes_release": 4,
         "nbayes_train": 4,
         "evaluate_rival": 4,
@@ -132,6 +133,7 @@ def test_a_users_method_against_the_published_study_plans_its_jobs_and_the_check
         "make_bins": cells,
         "nbayes_release": cells,
         "nbayes_train": cells,
+        "plugin_audit": 3,  # nbayes's in pure DP, LLP's in both currencies
         "llp_bins": checked,
         "oracle_proportions": checked,
         "train_llp": checked,

@@ -30,13 +30,17 @@ def learn(source_path, release_path, out_path):
     pass
 
 
+def unaudited(mechanism, x, y, keys):
+    raise AssertionError("these tests check what a method declares: its audit (test_gate_audit.py) is not run")
+
+
 class Toy(Method):
     """A correct plug-in: one release of Laplace counts at the run's eps, one learner step."""
 
     name = "llp"  # a name with a tuning entry
     display = "Toy"
     steps = (
-        Step("toy_release", release, "r.npz", {"val_path": "target_val"}, release=True),
+        Step("toy_release", release, "r.npz", {"val_path": "target_val"}, release=True, audit=unaudited),
         Step("toy_learn", learn, "model.npz", {"source_path": "source", "release_path": "toy_release"}),
     )
 
@@ -70,6 +74,7 @@ class Chain(Method):
             "e.npz",
             {"val_path": "target_val"},
             release=True,
+            audit=unaudited,
             mechanism=lambda ctx: mechanisms.MeanEmbedding(ctx.eps, ctx.delta, 300, 2),
             queries=lambda ctx: 1,
         ),
@@ -85,6 +90,7 @@ class Chain(Method):
             "{variant}/errors_t{t}.npz",
             {"val_path": "target_val", "bins_path": lambda ctx: "b.npz"},
             release=True,
+            audit=unaudited,
             queries=lambda ctx: 2,
         ),
         Step(
@@ -145,7 +151,10 @@ def test_a_release_that_writes_no_ledger_row_is_refused():
     def silent(val_path, out_path, name, mechanism):
         pass
 
-    steps = (Step("toy_release", silent, "r.npz", {"val_path": "target_val"}, release=True), Toy.steps[1])
+    steps = (
+        Step("toy_release", silent, "r.npz", {"val_path": "target_val"}, release=True, audit=unaudited),
+        Toy.steps[1],
+    )
     with pytest.raises(gate.Refused, match="'llp' .* its release toy_release writes no ledger row"):
         gate.declared(miswired(steps=steps), GRID)
     with pytest.raises(gate.Refused, match="it has no release step"):
@@ -154,7 +163,7 @@ def test_a_release_that_writes_no_ledger_row_is_refused():
     steps = (
         Chain.steps[0],
         Chain.steps[1],
-        Step("chain_errors", silent, "e.npz", {"val_path": "target_val"}, release=True),
+        Step("chain_errors", silent, "e.npz", {"val_path": "target_val"}, release=True, audit=unaudited),
     )
     with pytest.raises(gate.Refused, match="'mmd' .* its release chain_errors writes no ledger row"):
         gate.declared(miswired_chain(steps=steps), GRID)
@@ -164,7 +173,9 @@ def test_a_chain_whose_releases_compose_above_the_runs_budget_is_refused():
     """Each release within the run's eps, but a run asks 3 error queries of a plan for 2 iterations:
     eps / 3 + 3 eps / 3 > eps; and a second Gaussian release adds its delta to the embedding's."""
     errors = Chain.steps[2]
-    three = Step(errors.rule, errors.run, errors.file, errors.inputs, release=True, queries=lambda ctx: 3)
+    three = Step(
+        errors.rule, errors.run, errors.file, errors.inputs, release=True, audit=unaudited, queries=lambda ctx: 3
+    )
     over = miswired_chain(steps=(*Chain.steps[:2], three, Chain.steps[3]))
     with pytest.raises(
         gate.Refused,
@@ -181,6 +192,7 @@ def test_a_chain_whose_releases_compose_above_the_runs_budget_is_refused():
         errors.file,
         errors.inputs,
         release=True,
+        audit=unaudited,
         mechanism=lambda ctx: mechanisms.MeanEmbedding(ctx.eps, ctx.delta, 300, 2),
         queries=lambda ctx: 2,
     )
@@ -196,6 +208,7 @@ def test_a_chain_whose_releases_compose_above_the_runs_budget_is_refused():
         "e.npz",
         {"val_path": "target_val"},
         release=True,
+        audit=unaudited,
         mechanism=lambda ctx: mechanisms.MeanEmbedding(3 * ctx.eps, ctx.delta, 300, 2),
         queries=lambda ctx: 1,
     )
@@ -213,6 +226,7 @@ def test_a_chain_release_that_is_no_registered_mechanism_is_refused():
         "e.npz",
         {"val_path": "target_val"},
         release=True,
+        audit=unaudited,
         mechanism=lambda ctx: Custom(ctx.eps, ctx.delta, 300, 2),
     )
     with pytest.raises(gate.Refused, match="its release chain_embedding applies .* not a registered mechanism"):
@@ -397,6 +411,7 @@ def test_expril_by_mmd_plans_its_currencys_mechanisms_and_spends_the_runs_budget
         release.file,
         release.inputs,
         release=True,
+        audit=unaudited,
         axes=release.axes,
         mechanism=lambda ctx: mechanisms.MeanEmbedding(ctx.eps, ctx.delta, ctx.n_val, 2),
         queries=release.queries,

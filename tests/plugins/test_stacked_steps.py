@@ -149,7 +149,9 @@ def test_the_gate_refuses_per_run_arguments_on_a_release_or_without_runs():
 
     class Stacked(aim_method.AIM):
         name = "stackedrelease"
-        steps = (Step("r", release, "r.npz", {"val_path": "target_val"}, release=True, per_run=("out_path",)),)
+        steps = (
+            Step("r", release, "r.npz", {"val_path": "target_val"}, release=True, per_run=("out_path",), audit=print),
+        )
 
     def train(source_path, out_path, init_key):  # per-run arguments, but no `runs` to take them
         pass

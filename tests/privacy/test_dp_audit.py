@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from expril.privacy import audit, mechanisms
+from expril.privacy import audit, calibration, mechanisms
 
 # Per data set; each half (selection, bound) gets 200k draws, so a bound is within a few % of eps.
 SAMPLES = 400_000
@@ -195,3 +195,59 @@ def test_paper_counts_query_exceeds_the_lemmas_claim(counts, scale):
     claimed = audit.claimed_epsilon("paper-counts", scale)
     assert result["eps_lower"] > 1.5 * claimed
     assert result["eps_lower"] <= result["exact_eps"]
+
+
+# --- the black-box path (audit.audit_release): any release, a canary, one statistic ---------------
+
+D_FEATURES, EPS, DELTA = 16, 1.0, 1e-5
+
+
+def _records():
+    """100 ordinary records and four corner canaries, both labels at +3 and -3 in every feature."""
+    r = np.random.default_rng(0)
+    x = np.vstack([r.normal(size=(100, D_FEATURES)), np.full((2, D_FEATURES), 3.0), np.full((2, D_FEATURES), -3.0)])
+    return x, np.r_[r.integers(0, 2, 100), [1, 0, 1, 0]], np.arange(100, 104)
+
+
+def _sums(sensitivity, noise=True):
+    """Per-feature sums of features clipped to [-1, 1] (L2 sensitivity sqrt(d)), with Gaussian
+    noise sized for `sensitivity`, or none."""
+    std = calibration.gaussian_noise_std(EPS, DELTA, sensitivity)
+    return lambda x, y, keys: np.stack(
+        [np.clip(x, -1, 1).sum(0) + noise * np.random.default_rng(k).normal(0, std, x.shape[1]) for k in keys]
+    )
+
+
+def _shared_noise(x, y, keys):
+    """Two counts (records, negatives), each sized for half the budget, one noise draw for both."""
+    std = calibration.gaussian_noise_std(EPS / 2, DELTA / 2, 1.0)
+    return np.array([[len(x) + z, (y == 0).sum() + z] for z in (np.random.default_rng(k).normal(0, std) for k in keys)])
+
+
+def test_a_correct_gaussian_release_stays_below_its_claim():
+    x, y, candidates = _records()
+    result = audit.audit_release(_sums(math.sqrt(D_FEATURES)), x, y, candidates, EPS, DELTA, 2000, seed=0)
+    assert result["eps_lower"] < EPS and result["canary"] in candidates and result["n_samples"] == 2000
+
+
+@pytest.mark.parametrize(
+    "release, at_least",
+    [
+        (_sums(math.sqrt(D_FEATURES), noise=False), 5.0),  # noise omitted: 2000 draws, no overlap
+        (_sums(1.0), EPS),  # noise sized for sensitivity 1 where one record moves 16 sums
+        (_shared_noise, 2.0),  # their difference is exact
+    ],
+    ids=["noise omitted", "sensitivity 1 not sqrt(d)", "one draw for two queries"],
+)
+def test_wrong_releases_are_refuted(release, at_least):
+    x, y, candidates = _records()
+    assert audit.audit_release(release, x, y, candidates, EPS, DELTA, 2000, seed=0)["eps_lower"] > at_least
+
+
+def test_the_canary_moves_the_release_most_in_its_noise_metric():
+    """With one draw shared by two counts, removing a negative moves both alike (along the
+    noise), a positive only the first: the positive one is the canary, although it moves the
+    release less in plain L2."""
+    x, y, candidates = _records()
+    chosen = audit.canary(_shared_noise, x, y, candidates, np.arange(100))
+    assert y[chosen] == 1

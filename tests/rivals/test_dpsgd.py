@@ -52,7 +52,10 @@ def _data(n_nets=3, n=N, d=D, seed=0):
 
 
 def _train(x, y, hidden=(16,), seeds=(1, 2, 3), **options):
-    options = dict(sample_rate=0.25, epochs=2, lr=0.05, max_grad_norm=0.5, noise_multiplier=1.3) | options
+    # n' = the records given, unless a test says otherwise: Opacus's divisor, of the realised count,
+    # is then ours (expril.rivals.dpsgd.train divides by the public n').
+    defaults = dict(records=x.shape[1], sample_rate=0.25, epochs=2, lr=0.05, max_grad_norm=0.5, noise_multiplier=1.3)
+    options = defaults | options
     layers, _ = dpsgd.train(
         x,
         y,
@@ -129,6 +132,26 @@ def test_one_sgd_step_is_opacus_update():
         ref = _opacus(x[b], y[b], [16], seed, **options)
         update = {k: moved[k] - start[k] for k in moved}
         _close(update, b, [r - s[b] for r, s in zip(ref, start.values())], 1e-6)
+
+
+def test_the_noisy_update_depends_on_the_records_through_their_clipped_sum_alone():
+    """One full-batch SGD step (rate 1: every record sampled) on D and on D' = D less its last
+    record, with the same noise and the same public n': the updates differ by the removed record's
+    clipped gradient over int(n' x 1) alone (its update alone, noiseless), so the divisor does not
+    move with the realised count (Opacus's, int(len(dataset) x rate), would: n vs n - 1). A
+    different n' does change the update: the divisor is the one given."""
+    x, y = _data(n=40)
+    options = dict(records=40, sample_rate=1.0, epochs=1, lr=1000.0, max_grad_norm=0.5, optimizer="sgd")
+    start = _train(x, y, epochs=0)
+    full = _train(x, y, **options)
+    less = _train(x[:, :-1], y[:, :-1], **options)
+    removed = _train(x[:, -1:], y[:, -1:], **options | {"noise_multiplier": 0.0})
+    for key in full:
+        difference, alone = full[key] - less[key], removed[key] - start[key]
+        np.testing.assert_allclose(difference, alone, rtol=0, atol=1e-5 * np.abs(alone).max())
+        assert np.abs(alone).max() > 1e-3
+    other = _train(x[:, :-1], y[:, :-1], **options | {"records": 39})
+    np.testing.assert_allclose(other["W0"] - start["W0"], (less["W0"] - start["W0"]) * 40 / 39, rtol=1e-4, atol=1e-6)
 
 
 @pytest.mark.parametrize(
@@ -277,6 +300,7 @@ def test_without_privacy_noise_seeds_do_nothing_and_clipping_nothing():
         x,
         y,
         [16],
+        records=N,
         sample_rate=0.25,
         epochs=2,
         lr=0.05,
@@ -366,6 +390,7 @@ def _step(tmp_path, plan, x, y, source, seeds=(0, 1), setting="", network=None, 
         plan.param(),
         ["dpsgd", "A", "1"],
         setting,
+        x.shape[1],
         1,
     )
     return load_npz(tmp_path / f"{name}.npz"), ledger.load(tmp_path / f"{name}.ledger.csv")

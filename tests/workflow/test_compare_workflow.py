@@ -397,6 +397,7 @@ def test_the_smoke_comparison_reruns_only_what_a_change_needs(extended_smoke, tm
     kept = {(d, e, s) for d, chosen in choice.items() for e, s in chosen.items() if "recipe" not in s}
     kept |= {(d, e, "") for d in choice for e in ("1", "inf")}
     assert counts(pending(extended_smoke, tmp_path, {"comparison": {"dpsgd": {"epochs": 6}}})) == {
+        "plugin_audit": 1,  # its audit, of the plan's new steps
         "train_dpsgd": len(kept),
         "evaluate_rival": len(kept),
         "compare_methods": 1,
@@ -410,6 +411,7 @@ def test_the_smoke_comparison_reruns_only_what_a_change_needs(extended_smoke, tm
     } | {(d, e, "") for d in ("A", "C", "CTG-B") for e in ("1", "inf")}
     mst = {"comparison": {"currencies": {"pure": {"mechanisms": {"aim": "mst"}}}}}
     assert counts(pending(extended_smoke, tmp_path, mst)) == {
+        "plugin_audit": 1,  # AIM's in pure DP, of MST
         "aim_release": 6,
         "train_aim": len(trained),
         "evaluate_rival": len(trained),
