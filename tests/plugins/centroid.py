@@ -13,6 +13,7 @@ from functools import cached_property
 import numpy as np
 
 from expril.io import save_npz
+from expril.plugins import gate
 from expril.plugins.base import Method, Step
 from expril.plugins.registry import register
 from expril.privacy import calibration, ledger, mechanisms, noise
@@ -73,18 +74,32 @@ def class_sums(z, y):
     return np.stack([np.append(z[y == k].sum(axis=0), (y == k).sum()) for k in (0, 1)])
 
 
+def noisy_sums(x, y, bounds, name, seed, mechanism, secret):
+    """One run's noisy class sums, from the query's own noise stream."""
+    generator = noise.stream(secret, name, int(seed), QUERY, bounds, mechanism.noise_std)
+    return mechanism.release(class_sums(scaled(x, bounds), y), generator)
+
+
 def release(val_path, source_path, out_path, ledger_path, name, mechanism):
     """The curator's side: every seed's noisy class sums, the release in the ledger."""
     mechanism = mechanisms.from_param(mechanism)
     val = load_block(val_path, ("x", "y"))
-    seeds, secret, released = val["seeds"], noise.secret(), []
+    seeds, secret = val["seeds"], noise.secret()
     source = load_block(source_path, ("x",), seeds)
-    for b, seed in enumerate(seeds):
-        bounds = box(source["x"][b])
-        generator = noise.stream(secret, name, int(seed), QUERY, bounds, mechanism.noise_std)
-        released.append(mechanism.release(class_sums(scaled(val["x"][b], bounds), val["y"][b]), generator))
+    released = [
+        noisy_sums(val["x"][b], val["y"][b], box(source["x"][b]), name, seed, mechanism, secret)
+        for b, seed in enumerate(seeds)
+    ]
     ledger.record(ledger_path, None, name, seeds, QUERY, "centroid_release", mechanism)
     save_npz(out_path, sums=np.stack(released), seeds=seeds)
+
+
+def audit_release(mechanism, x, y, keys):
+    """The release on the gate's records, once per noise key (expril.plugins.gate): in a public box
+    of +-3 in every feature, the gate's canaries at its corners."""
+    bounds = [np.full(x.shape[1], -3.0), np.full(x.shape[1], 3.0)]
+    secret = noise.secret()
+    return np.stack([noisy_sums(x, y, bounds, f"audit{k}", 0, mechanism, secret).ravel() for k in keys])
 
 
 def nearest(z, sums):
@@ -114,6 +129,7 @@ class NoisyCentroids(Method):
             {"val_path": "target_val", "source_path": "source"},
             release=True,
             axes=(),
+            audit=audit_release,
         ),
         Step(
             "centroid_train",
