@@ -20,16 +20,19 @@ SMOKE = [*EXTENDED, "tests/extended_smoke.yaml"]
 
 
 def test_every_grid_starts_as_configured_and_every_method_has_12_settings_at_every_calibrated_eps():
-    """Equal effort (#36): every family has 12 distinct settings, each calibrated at every finite
-    calibrated eps, all of them eps the extended study reports (the others take the nearest's
-    choice, one rule for every method); ExPriL's T and budget split are knobs of its axes."""
+    """Equal effort (#36): every family has 12 distinct settings (those with bins 18: #49's finer bins,
+    the snr axis going 4x finer and 4x coarser), each calibrated at every finite calibrated eps, all
+    of them eps the extended study reports (the others take the nearest's choice, one rule for every
+    method); ExPriL's T and budget split are knobs of its axes."""
     sizes = {family: len(grids.settings(GRID, family)) for family in GRID["families"]}
-    assert sizes == dict.fromkeys(["expril", "mmd", "llp", "dpsgd", "dpmerf", "aim"], 12)
+    binned = ["expril", "mmd", "llp"]
+    assert sizes == dict.fromkeys(["dpsgd", "dpmerf", "aim"], 12) | dict.fromkeys(binned, 18)
+    assert all(GRID["families"][f]["snr"] == ["configured", 16, 1] for f in binned)
     for family in GRID["families"]:
         first = grids.settings(GRID, family)[0]
         assert set(first.values()) == {grids.CONFIGURED} and grids.suffix(GRID, family, first) == ""
         suffixes = [grids.suffix(GRID, family, s) for s in grids.settings(GRID, family)]
-        assert len(set(suffixes)) == 12
+        assert len(set(suffixes)) == sizes[family]
     assert GRID["calibration"]["first_seed"] >= 10000 and GRID["calibration"]["runs"] == 5
     study = yaml.safe_load((ROOT / "config" / "extended.yaml").read_text())["epsilons"]
     assert {str(e) for e in GRID["calibration"]["epsilons"]} <= {str(e) for e in study}
