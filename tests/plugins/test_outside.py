@@ -243,6 +243,7 @@ def test_a_plug_in_with_its_own_mechanism_from_a_users_folder_runs_the_smoke_com
     plugin.write_text(plugin.read_text().replace("np.maximum(sums[:, -1:], 1.0)", "np.maximum(sums[:, -1:], 2.0)"))
     planned = counts(dry_run_jobs(snakemake("--dry-run", "compare", *args).stdout))
     assert planned == {
+        "plugin_audit": 1,  # its audit, once per version of its code
         "centroid_release": 4,
         "centroid_train": 4,
         "evaluate_rival": 4,
