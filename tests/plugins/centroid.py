@@ -13,7 +13,6 @@ from functools import cached_property
 import numpy as np
 
 from expril.io import save_npz
-from expril.plugins import gate
 from expril.plugins.base import Method, Step
 from expril.plugins.registry import register
 from expril.privacy import calibration, ledger, mechanisms, noise
