@@ -125,7 +125,8 @@ def test_the_workflow_stops_each_wrong_method_before_any_of_its_releases_runs(tm
         f"results={results}",
         "datasets=[E]",
         "epsilons=[1]",
-        f'comparison={{"methods": [{", ".join(WRONG)}], "choice": "no/choice.yaml", "columns": [as configured], "currencies": {currencies}}}',
+        f'comparison={{"methods": [{", ".join(WRONG)}], "choice": "no/choice.yaml", '
+        f'"columns": [as configured], "currencies": {currencies}}}',
     ]
     releases = [f"{name}_release" for name in WRONG]
     run = snakemake("compare", "--cores", "2", "--keep-going", "--until", *releases, *config, cwd=project, check=False)
