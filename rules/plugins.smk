@@ -54,9 +54,8 @@ def plugin_inputs(method, step):
     def inputs(wildcards):
         ctx, files = job_context(method, wildcards, step), {}
         if step.release:
-            # The method's empirical audit (plugin_audit) passed before its releases run; ancient:
-            # an audit rerun (its code or plan changed) reruns no release that is itself up to date.
-            files["audit"] = ancient(audit_file(method, wildcards.currency))
+            # The method's empirical audit (plugin_audit) passed before its releases run.
+            files["audit"] = audit_file(method, wildcards.currency)
         for name, source in step.inputs.items():
             if callable(source):
                 files[name] = source(ctx)

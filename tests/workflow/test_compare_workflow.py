@@ -391,15 +391,15 @@ def test_the_smoke_comparison_reruns_only_what_a_change_needs(extended_smoke, tm
         "compare_methods": 2,
         "comparison_report": 1,
     }
-    # DP-SGD's configured epochs: the DP-SGD runs of the settings that keep them (as configured,
-    # and chosen settings without a recipe of their own), and their evaluations; in its currency.
+    # DP-SGD's configured epochs: its audit, of the plan's new steps, then every DP-SGD run of its
+    # currency, which waits for the audit (as configured and chosen), and their evaluations.
     choice = yaml.safe_load((extended_smoke / "tune/approx/choice.yaml").read_text())["dpsgd"]
-    kept = {(d, e, s) for d, chosen in choice.items() for e, s in chosen.items() if "recipe" not in s}
-    kept |= {(d, e, "") for d in choice for e in ("1", "inf")}
+    runs = {(d, e, s) for d, chosen in choice.items() for e, s in chosen.items()}
+    runs |= {(d, e, "") for d in choice for e in ("1", "inf")}
     assert counts(pending(extended_smoke, tmp_path, {"comparison": {"dpsgd": {"epochs": 6}}})) == {
-        "plugin_audit": 1,  # its audit, of the plan's new steps
-        "train_dpsgd": len(kept),
-        "evaluate_rival": len(kept),
+        "plugin_audit": 1,
+        "train_dpsgd": len(runs),
+        "evaluate_rival": len(runs),
         "compare_methods": 1,
         "comparison_report": 1,
     }
