@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from expril import settings
-from expril.privacy import mechanisms
+from expril.privacy.dpsgd import DPSGD
 from expril.rivals import dpsgd
 from tests.opacus_reference import train_one
 
@@ -102,9 +102,9 @@ def report(k=4, profile=False):
     yield "|---|---|---|---|---|---|---|---|---|---|---|"
     for hidden, activation in CASES:
         for batch in BATCHES:
-            plan = mechanisms.DPSGD(EPS, DELTA, settings.sample_rate(N, batch), EPOCHS, CLIP)
+            plan = DPSGD(EPS, DELTA, settings.sample_rate(N, batch), EPOCHS, CLIP)
             _ = plan.noise_multiplier  # calibrated outside the timings
-            warm_up = mechanisms.DPSGD(EPS, DELTA, plan.sample_rate, 1, CLIP)
+            warm_up = DPSGD(EPS, DELTA, plan.sample_rate, 1, CLIP)
             opacus(x, y, hidden, activation, batch, warm_up, 1)
             batched(x[:1], y[:1], hidden, activation, warm_up)
             ref, *t_opacus = timed(opacus, x, y, hidden, activation, batch, plan, k)

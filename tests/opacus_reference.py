@@ -14,7 +14,7 @@ from expril.rivals import dpsgd
 def train_one(inputs, labels, hidden, lr, batch_size, plan, init_seed, sampling_seed, noise_seed, activation="relu"):
     """One network through Opacus's PrivacyEngine.make_private (ghost clipping, Adam), as the
     workflow trained them one at a time before the block trainer; eps = inf: the same sampling and
-    optimiser without an engine. `plan`: mechanisms.DPSGD; the layers [W0, b0, ...], W (in, out).
+    optimiser without an engine. `plan`: expril.privacy.dpsgd.DPSGD; the layers [W0, b0, ...], W (in, out).
     `activation` as expril.rivals.dpsgd.network's."""
     model = dpsgd.network([inputs.shape[1], *hidden, 1], init_seed, activation)
     data = TensorDataset(torch.as_tensor(inputs), torch.as_tensor(labels, dtype=torch.float32))

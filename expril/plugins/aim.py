@@ -12,7 +12,7 @@ from expril.method import binning
 from expril.plugins import gate
 from expril.plugins.base import Method, Step
 from expril.plugins.registry import register
-from expril.privacy import ledger, mechanisms, noise
+from expril.privacy import ledger, mechanisms, noise, synthesis  # noqa: F401 (synthesis registers aim, mst)
 from expril.rivals import aim
 from expril.seeds import rng
 from expril.steps.blocks import load_bins, load_block, log, save_runs, timed, train_on_records

@@ -10,7 +10,7 @@ from expril.io import save_npz
 from expril.plugins import gate
 from expril.plugins.base import POSITIVE, POSITIVE_INT, Method, Step, settings_schema
 from expril.plugins.registry import register
-from expril.privacy import ledger, mechanisms
+from expril.privacy import gaussian, ledger, mechanisms
 from expril.rivals import dpmerf
 from expril.seeds import rng, seed_int
 from expril.steps.blocks import load_block, log, save_runs, timed, train_on_records
@@ -20,7 +20,7 @@ from expril.steps.curator import feature_maps, release_gaussian
 @timed
 def dpmerf_release(val_path, maps_path, out_path, ledger_path, name, mechanism):
     """DP-MERF's one release: the class-conditional embedding of the curator's labelled records
-    (expril.rivals.dpmerf), with Gaussian noise (mechanisms.DPMERF)."""
+    (expril.rivals.dpmerf), with Gaussian noise (expril.privacy.gaussian.DPMERF)."""
     mechanism = mechanisms.from_param(mechanism)
     val = load_block(val_path, ("x", "y"))
     released = embeddings(val, feature_maps(maps_path, val["seeds"]), name, mechanism)
@@ -161,7 +161,7 @@ class DPMERF(Method):
 
     def mechanism(self, ctx):
         """One Gaussian release with the run's (eps, delta)."""
-        return mechanisms.DPMERF(ctx.eps, ctx.delta, ctx.n_val)
+        return gaussian.DPMERF(ctx.eps, ctx.delta, ctx.n_val)
 
 
 register(DPMERF())

@@ -12,7 +12,7 @@ from expril.method import mlp
 from expril.plugins import gate
 from expril.plugins.base import POSITIVE, POSITIVE_INT, Method, Step, settings_schema
 from expril.plugins.registry import register
-from expril.privacy import ledger, mechanisms, noise
+from expril.privacy import dpsgd, ledger, mechanisms, noise
 from expril.seeds import seed_int
 from expril.steps.blocks import load_block, log, timed
 
@@ -150,7 +150,7 @@ class DPSGD(Method):
     def mechanism(self, ctx):
         """Poisson batches on the validation split, at the setting's rate, epochs and clipping."""
         knobs = recipe(ctx)
-        return mechanisms.DPSGD(ctx.eps, ctx.delta, sample_rate(ctx), knobs["epochs"], knobs["max_grad_norm"])
+        return dpsgd.DPSGD(ctx.eps, ctx.delta, sample_rate(ctx), knobs["epochs"], knobs["max_grad_norm"])
 
 
 register(DPSGD())

@@ -4,9 +4,10 @@ A mechanism is the privacy plan of one run (dataset, eps, delta). It owns its ne
 its noise calibrated from (eps, delta) (expril.privacy.calibration), its releases, the cost of one
 query and the composition of a run's queries. Recording is kept apart: expril.privacy.ledger asks
 the mechanism for costs and writes the rows. A new mechanism is one subclass decorated with
-`@register`: a family of the package's in a module that expril.privacy.mechanisms imports, or a
-plug-in method's own in the plug-in's module (docs/extending.md), which every process that plans or
-runs the method imports first (expril.plugins.registry) and whose code digest covers it.
+`@register`: ExPriL's own in a module that expril.privacy.mechanisms imports, a compared method's
+in a module its plug-in imports or in the plug-in's module itself (docs/extending.md), which every
+process that plans or runs the method imports first (expril.plugins.registry) and whose code
+digest covers it.
 """
 
 import inspect

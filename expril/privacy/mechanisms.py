@@ -2,10 +2,12 @@
 here on import, and rules and steps name a mechanism by its registered name.
 
 Rules receive a mechanism as one param, `Mechanism.param()`, a plain dict; the steps rebuild the
-object with `from_param`. The families: the oracle's histograms (`Histogram`: `paper`, `counts`,
-`gaussian-counts`; `dirichlet`), DP-SGD (`dpsgd`), Gaussian releases of mean embeddings (`rff-embedding`,
-`zcdp-embedding`, `dp-merf`) and marginal-based synthetic data (`aim`, `mst`, `aim-zcdp`,
-`mst-zcdp`). The zCDP ones share their accounting, expril.privacy.zcdp. How large each one's noise is:
+object with `from_param`. The families this module imports are ExPriL's own: the oracle's
+histograms (`Histogram`: `paper`, `counts`, `gaussian-counts`; `dirichlet`) and the mean embeddings
+of its runs by MMD (`rff-embedding`, `zcdp-embedding`). A compared method's mechanism is its
+plug-in's (expril.plugins): the plug-in module imports, or defines, the family it applies, and a
+name that is not registered yet loads the plug-ins (expril.plugins.registry) before it is refused.
+The zCDP ones share their accounting, expril.privacy.zcdp. How large each one's noise is:
 expril.privacy.calibration; where it is drawn: expril.privacy.noise; where it is recorded:
 expril.privacy.ledger.
 """
@@ -14,22 +16,14 @@ import inspect
 
 from expril.privacy.base import LABEL, MECHANISMS, RECORD, Mechanism
 from expril.privacy.dirichlet import Dirichlet
-from expril.privacy.dpsgd import DPSGD
-from expril.privacy.gaussian import DPMERF, MeanEmbedding, ZCDPEmbedding
+from expril.privacy.gaussian import MeanEmbedding, ZCDPEmbedding
 from expril.privacy.histogram import COUNTS_QUERY, Counts, GaussianCounts, Histogram, Paper
-from expril.privacy.synthesis import AIM, MST, AIMzCDP, MSTzCDP
 from expril.privacy.zcdp import ZCDP
 
 __all__ = [
-    "AIM",
-    "AIMzCDP",
     "COUNTS_QUERY",
-    "DPMERF",
-    "DPSGD",
     "LABEL",
     "MECHANISMS",
-    "MST",
-    "MSTzCDP",
     "RECORD",
     "Counts",
     "Dirichlet",
@@ -42,13 +36,23 @@ __all__ = [
     "embedding_for",
     "from_param",
     "get",
+    "registered",
 ]
 
 
+def registered():
+    """Every registered mechanism, by name: the package's and those of every plug-in module."""
+    from expril.plugins import registry  # the plug-ins import this module
+
+    registry.methods()
+    return MECHANISMS
+
+
 def get(name):
-    if name not in MECHANISMS:
-        raise ValueError(f"unknown mechanism {name!r}, expected one of {sorted(MECHANISMS)}")
-    return MECHANISMS[name]
+    known = MECHANISMS if name in MECHANISMS else registered()
+    if name not in known:
+        raise ValueError(f"unknown mechanism {name!r}, expected one of {sorted(known)}")
+    return known[name]
 
 
 def embedding_for(chain):

@@ -25,7 +25,7 @@ from graphlib import TopologicalSorter
 from pathlib import Path
 
 from expril.plugins import registry
-from expril.privacy.mechanisms import MECHANISMS
+from expril.privacy import mechanisms
 
 # Rules that may read tainted files. Every other rule is a learner rule (default-deny). The curator's
 # rules are "curator" (its own data) or "release" (every job a release).
@@ -114,7 +114,7 @@ def is_release(params, output):
     """Whether a job applies a registered mechanism and writes a ledger row (an output named
     `ledger`, a .ledger.csv file): its outputs are then the mechanism's, and untainted."""
     ledger = str(output.get("ledger", ""))
-    return mechanism_name(params) in MECHANISMS and ledger.endswith(".ledger.csv")
+    return mechanism_name(params) in mechanisms.registered() and ledger.endswith(".ledger.csv")
 
 
 def is_stacked_release(params, outputs):

@@ -7,8 +7,8 @@ noise on the sum, division by the expected batch size (of the public n': see `tr
 (or momentum SGD); each with its own data, seeds and hyperparameters (lr, clipping, noise,
 momentum). The B networks' layers are stacked, W (B, out, in) as nn.Linear's, so a step is a few
 batched matmuls for the whole block.
-The noise is sized by Opacus's RDP accountant (expril.privacy.calibration, mechanisms.DPSGD); tests/rivals/test_dpsgd.py
-checks the updates against Opacus's own clipping, noise and optimiser.
+The noise is sized by Opacus's RDP accountant (expril.privacy.calibration, expril.privacy.dpsgd.DPSGD);
+tests/rivals/test_dpsgd.py checks the updates against Opacus's own clipping, noise and optimiser.
 
 Per-sample gradients are never materialised: for a linear layer, sample i's weight gradient is the
 outer product of its input a_i and of the loss's gradient g_i w.r.t. the layer's output, so its

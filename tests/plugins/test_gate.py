@@ -11,6 +11,7 @@ from expril.plugins import gate, registry
 from expril.plugins.base import Method, Step
 from expril.plugins.context import Context
 from expril.privacy import ledger, mechanisms
+from expril.privacy.gaussian import DPMERF
 from expril.workflow import currency, grids
 from harness import PLUGIN_CONFIG as CONFIG
 from harness import ROOT
@@ -261,7 +262,7 @@ def test_a_release_planned_above_the_runs_eps_or_delta_is_refused():
     double = miswired(mechanism=lambda self, ctx: mechanisms.get("counts")(2 * ctx.eps, 0.0, 2, 1, False))
     with pytest.raises(gate.Refused, match=r"on A at eps 1 .* \(eps, delta\) = \(2, 0\), above the run's \(1, 1e-05\)"):
         gate.planned(double, context())
-    wide = miswired(mechanism=lambda self, ctx: mechanisms.DPMERF(ctx.eps, 10 * ctx.delta, 300))
+    wide = miswired(mechanism=lambda self, ctx: DPMERF(ctx.eps, 10 * ctx.delta, 300))
     with pytest.raises(gate.Refused, match=r"\(1, 0.0001\), above the run's \(1, 1e-05\)"):
         gate.planned(wide, context())
     # eps = inf: no noise, any spend is within the run's

@@ -18,6 +18,7 @@ from expril.plugins import gate
 from expril.plugins.base import Method, Step
 from expril.plugins.registry import register
 from expril.privacy import ledger, mechanisms, noise
+from expril.privacy.gaussian import DPMERF
 from expril.steps.blocks import load_bins, load_block
 from expril.steps.curator import answer_block
 
@@ -100,5 +101,5 @@ def counts(ctx):
 
 
 NONOISE = wrong("nonoise", exact_counts, counts)
-SENSONE = wrong("sensone", clipped_sums, lambda ctx: mechanisms.DPMERF(ctx.eps, ctx.delta, ctx.n_val))
+SENSONE = wrong("sensone", clipped_sums, lambda ctx: DPMERF(ctx.eps, ctx.delta, ctx.n_val))
 REUSE = wrong("reuse", one_stream, counts)

@@ -14,6 +14,7 @@ import pytest
 from expril.io import load_npz, save_npz
 from expril.method import binning, mlp
 from expril.privacy import calibration, ledger, mechanisms, noise, taint
+from expril.privacy.synthesis import AIM
 from expril.reports import comparison, reproduction
 from expril.steps import curator
 from harness import ROOT, copy_args, project_copy, replace_once
@@ -45,9 +46,7 @@ def test_planned_queries_spend_exactly_the_budget(tmp_path, eps):
 def test_each_ledger_row_says_what_keyed_its_noise_and_the_tables_warn_of_the_demo_secret(tmp_path, monkeypatch):
     monkeypatch.delenv(noise.SECRET_VARIABLE, raising=False)
     demo = ledger.record(tmp_path / "a.csv", None, "A", [0, 1], "errors_t0", "oracle_errors", _privacy(1.0, 2))
-    aim = ledger.record(
-        tmp_path / "b.csv", None, "A", [0, 1], "aim", "aim_release", mechanisms.AIM(1.0, 0.0), tmp_path / "h.csv"
-    )
+    aim = ledger.record(tmp_path / "b.csv", None, "A", [0, 1], "aim", "aim_release", AIM(1.0, 0.0), tmp_path / "h.csv")
     monkeypatch.setenv(noise.SECRET_VARIABLE, "a private secret")
     keyed = ledger.record(tmp_path / "c.csv", None, "A", [0, 1], "errors_t0", "oracle_errors", _privacy(1.0, 2))
     assert set(ledger.load(tmp_path / "a.csv").noise_key) == {"public demo secret"}
@@ -63,8 +62,8 @@ def test_a_release_whose_noise_cannot_be_replayed_keeps_every_draw_in_its_splits
     job's ledger keeps the last release; the split's history keeps both, and the report says so."""
     history = tmp_path / "aim_history.csv"
     for _ in range(2):  # the release, then a rerun of it
-        ledger.record(tmp_path / "l.csv", None, "A", [0, 1], "aim", "aim_release", mechanisms.AIM(0.5, 0.0), history)
-    ledger.record(tmp_path / "l3.csv", None, "A", [0, 1], "aim", "aim_release", mechanisms.AIM(1.0, 0.0), history)
+        ledger.record(tmp_path / "l.csv", None, "A", [0, 1], "aim", "aim_release", AIM(0.5, 0.0), history)
+    ledger.record(tmp_path / "l3.csv", None, "A", [0, 1], "aim", "aim_release", AIM(1.0, 0.0), history)
     assert len(ledger.load(tmp_path / "l.csv")) == 2
     spent = ledger.history_spent([history, tmp_path / "never_written.csv"])
     assert spent[["seed", "eps_budget", "releases", "eps"]].values.tolist() == [
@@ -76,7 +75,7 @@ def test_a_release_whose_noise_cannot_be_replayed_keeps_every_draw_in_its_splits
     assert "2 pairs were drawn more than once" in comparison.history_note(spent)
     assert "at most 2 releases, ε 1 in all against a budget of 0.5 (A, seed 0)" in comparison.history_note(spent)
     with pytest.raises(ValueError, match="needs a history file"):
-        ledger.record(tmp_path / "m.csv", None, "A", [0], "aim", "aim_release", mechanisms.AIM(1.0, 0.0))
+        ledger.record(tmp_path / "m.csv", None, "A", [0], "aim", "aim_release", AIM(1.0, 0.0))
     # Releases a rerun replays (keyed noise) need no history: the same answer reveals nothing new.
     ledger.record(tmp_path / "k.csv", None, "A", [0], "errors_t0", "oracle_errors", _privacy(1.0, 2))
 

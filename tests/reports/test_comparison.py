@@ -11,6 +11,7 @@ from scipy import stats
 
 from expril import settings
 from expril.privacy import ledger, mechanisms
+from expril.privacy.dpsgd import DPSGD
 from expril.privacy.noise import SECRET_VARIABLE
 from expril.reports import comparison, design
 from expril.workflow.currency import Currency
@@ -51,7 +52,7 @@ def _ledgers(tmp_path):
     for query in ("llp/counts", "llp/negatives"):
         book = ledger.record(tmp_path / "llp.ledger.csv", book, "A", SEEDS, query, "oracle_proportions", llp)
     files["llp"] = str(tmp_path / "llp.ledger.csv")
-    dp = mechanisms.DPSGD(1.0, 1e-5, settings.sample_rate(1250, 64), 2, 1.0)
+    dp = DPSGD(1.0, 1e-5, settings.sample_rate(1250, 64), 2, 1.0)
     ledger.record(tmp_path / "dp.ledger.csv", None, "A", SEEDS, "dpsgd", "train_dpsgd", dp)
     files["dpsgd"] = str(tmp_path / "dp.ledger.csv")
     return files, dp.query_cost()[0]

@@ -1,4 +1,4 @@
-"""DP-SGD (expril.rivals.dpsgd, mechanisms.DPSGD): the block trainer against Opacus 1.6 run by hand
+"""DP-SGD (expril.rivals.dpsgd, expril.privacy.dpsgd.DPSGD): the block trainer against Opacus 1.6 run by hand
 (GradSampleModule, whose per-sample gradients are materialised, DPOptimizer, DPDataLoader) and
 through PrivacyEngine.make_private; its clipping against torch.func's per-sample gradients; each
 network's independence of the others in its block, bit for bit; the plan and the ledger against
@@ -23,6 +23,7 @@ from expril.io import load_npz, save_npz
 from expril.method import mlp
 from expril.plugins import dpsgd as dpsgd_method
 from expril.privacy import calibration, ledger, mechanisms
+from expril.privacy.dpsgd import DPSGD
 from expril.rivals import dpsgd
 
 N, D = 120, 5
@@ -196,7 +197,7 @@ def test_a_block_is_what_opacus_make_private_trains_one_network_at_a_time(eps):
     """Opacus's PrivacyEngine.make_private (ghost clipping) on each network with the same seeds,
     and at eps = inf the same sampling and optimiser without it."""
     x, y = _data()
-    plan = mechanisms.DPSGD(eps, 1e-5, settings.sample_rate(N, 32), 2, 1.0)
+    plan = DPSGD(eps, 1e-5, settings.sample_rate(N, 32), 2, 1.0)
     trained = _train(
         x,
         y,
@@ -333,7 +334,7 @@ def test_bad_arguments_are_refused():
 
 
 def _plan(eps, n=64, batch=16, epochs=2, delta=1e-5):
-    return mechanisms.DPSGD(eps, delta, settings.sample_rate(n, batch), epochs, 1.0)
+    return DPSGD(eps, delta, settings.sample_rate(n, batch), epochs, 1.0)
 
 
 def test_the_plan_round_trips_and_follows_opacus_sampling():
@@ -459,7 +460,7 @@ def test_a_private_tanh_network_learns_an_easy_problem_and_is_scored_on_fresh_re
     r = np.random.default_rng(4)
     x = r.normal(size=(1, 2000, 3)).astype(np.float32)
     y = (x[..., 0] + x[..., 1] > 0).astype(np.int8)
-    plan = mechanisms.DPSGD(8.0, 1e-5, 0.25, 10, 1.0)
+    plan = DPSGD(8.0, 1e-5, 0.25, 10, 1.0)
     model, _ = _step(tmp_path, plan, x, y, x, seeds=(0,), network={"hidden": [32], "activation": "tanh"})
     assert str(model["activation"]) == "tanh"
     fresh = r.normal(size=(1, 1000, 3)).astype(np.float32)

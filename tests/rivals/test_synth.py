@@ -13,6 +13,8 @@ from expril.io import load_npz, save_npz
 from expril.method import binning, mlp, reweight, rff
 from expril.plugins import dpmerf as dpmerf_method
 from expril.privacy import calibration, ledger, mechanisms
+from expril.privacy.gaussian import DPMERF
+from expril.privacy.synthesis import AIM
 from expril.rivals import aim, dpmerf, generator
 from expril.rivals.generator import generate, train_generators
 from expril.steps import blocks, curator, learner
@@ -76,7 +78,7 @@ def test_dpmerf_embedding_moves_by_its_sensitivity_and_reads_back_the_class_coun
     for extra_x, extra_y in [(np.array([[10.0, -3.0]]), [1]), (x[:1], y[:1])]:
         added = dpmerf.embedding(feature_map, np.concatenate([x, extra_x]), np.concatenate([y, extra_y]), n_val)
         assert np.linalg.norm(added - exact) == pytest.approx(1 / n_val)
-    assert mechanisms.DPMERF(1.0, 1e-5, n_val).sensitivity == 1 / n_val
+    assert DPMERF(1.0, 1e-5, n_val).sensitivity == 1 / n_val
     # Replace one: at most sqrt(2)/n' (the paper's replace-one bound is 2/m).
     replaced = dpmerf.embedding(
         feature_map, np.concatenate([x[1:], [[0.0, 9.0]]]), np.concatenate([y[1:], [1 - y[0]]]), n_val
@@ -95,7 +97,7 @@ def test_dpmerf_release_has_the_noise_the_ledger_states(tmp_path):
     x, y = blobs(300, 3)
     feature_map = rff.make_map(x, 4000, np.random.default_rng(0))
     save_npz(tmp_path / "maps.npz", seeds=np.array([0]), **rff.stack([feature_map]))
-    plan = mechanisms.DPMERF(1.0, 1e-5, 300)
+    plan = DPMERF(1.0, 1e-5, 300)
     dpmerf_method.dpmerf_release(
         write_block(tmp_path, x, y),
         tmp_path / "maps.npz",
@@ -159,7 +161,7 @@ def test_dpmerf_noise_lies_between_the_analytic_and_the_classical_gaussian(eps, 
     mechanism's makes the release (eps, delta)-DP, and the classical D sqrt(2 ln(1.25 / delta)) / eps
     (Dwork and Roth, Thm. A.1) does for eps <= 1 (not above: no upper bound at eps = 4); the zCDP
     route lands less than 20 % above the first (5-15 % here)."""
-    plan = mechanisms.DPMERF(eps, delta, n_val)
+    plan = DPMERF(eps, delta, n_val)
     std, sensitivity = plan.noise_std, 1 / n_val
     assert plan.ledger_fields()["scale"] == std
     lower = analytic_gaussian_std(eps, delta, sensitivity)
@@ -336,8 +338,8 @@ def test_mmd_query_takes_the_marginals_share_and_composes_with_the_error_queries
     assert mechanisms.MeanEmbedding(math.inf, 0.0, 2500, 2).query_cost() == (math.inf, 0.0)
     assert calibration.gaussian_noise_std(math.inf, 0.0, 1.0) == 0.0
     with pytest.raises(ValueError, match="delta > 0"):
-        mechanisms.DPMERF(1.0, 0.0, 100)
-    assert mechanisms.AIM(1.0, 1e-5).query_cost() == (1.0, 0.0)
+        DPMERF(1.0, 0.0, 100)
+    assert AIM(1.0, 1e-5).query_cost() == (1.0, 0.0)
 
 
 def test_mmd_reweighting_step_weights_the_source_towards_the_target(tmp_path):

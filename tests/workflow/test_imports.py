@@ -57,8 +57,8 @@ def test_dpsgd_accounting_imports_no_opacus():
     """The DP-SGD plan's noise and eps come from Opacus's RDP analysis loaded alone, not through
     its package, whose import loads its privacy engine and torch."""
     code = (
-        "import sys; from expril.privacy import mechanisms; "
-        "p = mechanisms.DPSGD(1.0, 1e-5, 0.1, 3, 1.0); p.query_cost(); "
+        "import sys; from expril.privacy.dpsgd import DPSGD; "
+        "p = DPSGD(1.0, 1e-5, 0.1, 3, 1.0); p.query_cost(); "
         "print(sorted({n.split('.')[0] for n in sys.modules} & {'opacus', 'torch'}))"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
