@@ -227,6 +227,25 @@ def audit_block(x, y):
     return {"x": x[None], "y": y[None], "seeds": np.array([0])}
 
 
+def on_public_bins(answers):
+    """A release's Step.audit (`audit(mechanism, x, y, keys)`) where its answers hang on the
+    learner's bins: `answers(val, edges, name, mechanism)`, the code its step runs for a seed block
+    (an array or a tuple of arrays, runs first), on the gate's records cut by `audit_bins`, once
+    per noise key (the key naming the data set in the noise streams), the run's arrays flattened
+    into one row."""
+
+    def audit(mechanism, x, y, keys):
+        val, edges = audit_block(x, y), [audit_bins(x.shape[1])]
+
+        def row(key):
+            out = answers(val, edges, f"audit{key}", mechanism)
+            return np.concatenate([np.ravel(a[0]) for a in (out if isinstance(out, tuple) else (out,))])
+
+        return np.stack([row(k) for k in keys])
+
+    return audit
+
+
 def audit_feature_map(features, n_features=32):
     """A public random feature map (expril.method.rff) for a release audited on `audit_records`,
     fitted on standard normal points."""

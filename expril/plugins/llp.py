@@ -43,13 +43,6 @@ def proportions(val, edges, name, mechanism):
     return counts, negatives
 
 
-def audit_proportions(mechanism, x, y, keys):
-    """The release on the gate's records (expril.plugins.gate.audited), on public bins, each noise
-    key naming the data set in the noise streams."""
-    val, edges = gate.audit_block(x, y), [gate.audit_bins(x.shape[1])]
-    return np.stack([np.concatenate([a[0] for a in proportions(val, edges, f"audit{k}", mechanism)]) for k in keys])
-
-
 @timed
 def train_llp(runs, source_path, network, training, solver, device, threads):
     """The learner's networks trained from LLP's release, each run's (`runs`: its bins, release,
@@ -110,7 +103,7 @@ class LLP(Method):
             {"val_path": "target_val", "bins_path": "llp_bins"},
             release=True,
             axes=("snr", "split"),
-            audit=audit_proportions,
+            audit=gate.on_public_bins(proportions),
         ),
         Step(
             "train_llp",

@@ -44,12 +44,6 @@ def noisy_counts(val, edges, name, mechanism):
     return counts, negatives
 
 
-def audit_release(mechanism, x, y, keys):
-    """The release on the gate's records, on public bins, once per noise key (expril.plugins.gate)."""
-    val, edges = gate.audit_block(x, y), [gate.audit_bins(x.shape[1])]
-    return np.stack([np.concatenate([a[0] for a in noisy_counts(val, edges, f"audit{k}", mechanism)]) for k in keys])
-
-
 def labels(x, edges, counts, negatives, mechanism):
     """Naive Bayes labels of x from each bin's released share of positives."""
     positive = np.clip(1.0 - mechanism.error_rates(negatives, counts), 0.01, 0.99)
@@ -89,7 +83,7 @@ class NaiveBayes(Method):
             {"val_path": "target_val", "bins_path": "configured_bins"},
             release=True,
             axes=(),
-            audit=audit_release,
+            audit=gate.on_public_bins(noisy_counts),
         ),
         Step(
             "nbayes_train",

@@ -60,11 +60,7 @@ def release_with(answers):
         ledger.record(ledger_path, None, name, val["seeds"], "answers", "release", mechanism)
         save_npz(out_path, answers=released, seeds=val["seeds"])
 
-    def audit(mechanism, x, y, keys):
-        val, edges = gate.audit_block(x, y), [gate.audit_bins(x.shape[1])]
-        return np.stack([answers(val, edges, f"audit{k}", mechanism)[0] for k in keys])
-
-    return release, audit
+    return release, gate.on_public_bins(answers)
 
 
 def learn(source_path, release_path, out_path):
