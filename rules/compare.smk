@@ -11,7 +11,6 @@ wildcard_constraints:
 localrules:
     compare_methods,
     comparison_report,
-    publish_comparison,
     select_settings,
     publish_tuning,
 
@@ -272,34 +271,40 @@ PUBLISHED_FILES = (
 PAIRING_FILES = (pairing.PAIRING, pairing.HOST)
 
 
-rule publish_comparison:
-    input:
-        **{
-            name: [
-                expand(rules.compare_methods.output[key], currency_name=name)
-                for key in PUBLISHED_FILES
-            ]
-            + (
-                expand(rules.pairing_digests.output, currency_name=name)
-                if name in PAIRED
-                else []
+# Defined only where no published study is read: its outputs are that study's files, which would
+# otherwise make it a candidate producer of the very files the check reads (a cycle Snakemake
+# reports, then resolves to the files on disk).
+if not PUBLISHED:
+
+    rule publish_comparison:
+        input:
+            **{
+                name: [
+                    expand(rules.compare_methods.output[key], currency_name=name)
+                    for key in PUBLISHED_FILES
+                ]
+                + (
+                    expand(rules.pairing_digests.output, currency_name=name)
+                    if name in PAIRED
+                    else []
+                )
+                for name in CURRENCIES
+            },
+            report=rules.comparison_report.output,
+        output:
+            f"{SUMMARY}/comparison.md",
+            [summary_file(name, key) for name in CURRENCIES for key in PUBLISHED_FILES],
+            [f"{SUMMARY}/{name}/{file}" for name in PAIRED for file in PAIRING_FILES],
+        log:
+            f"{R}/logs/publish_comparison.log",
+        localrule: True
+        conda:
+            "../envs/expril.yaml"
+        shell:
+            " && ".join(
+                [publish(SUMMARY, "report")]
+                + [publish(f"{SUMMARY}/{name}", name) for name in CURRENCIES]
             )
-            for name in CURRENCIES
-        },
-        report=rules.comparison_report.output,
-    output:
-        f"{SUMMARY}/comparison.md",
-        [summary_file(name, key) for name in CURRENCIES for key in PUBLISHED_FILES],
-        [f"{SUMMARY}/{name}/{file}" for name in PAIRED for file in PAIRING_FILES],
-    log:
-        f"{R}/logs/publish_comparison.log",
-    conda:
-        "../envs/expril.yaml"
-    shell:
-        " && ".join(
-            [publish(SUMMARY, "report")]
-            + [publish(f"{SUMMARY}/{name}", name) for name in CURRENCIES]
-        )
 
 
 # Round 1 of the study (summary/comparison/round1/, before the currencies, equal effort and the
