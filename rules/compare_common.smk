@@ -36,6 +36,16 @@ for _currency in CURRENCIES:
                 "folder publish_comparison wrote, as summary/comparison, one folder per currency, "
                 "with the digests that pair its runs and its host: docs/extending.md)"
             )
+    # The methods run here are ranked against the study's in their primary column (tuned where they tune).
+    _primary = "tuned" if "tuned" in COMPARISON["columns"] else "as configured"
+    _published = published.columns(f"{PUBLISHED}/{_currency}") if PUBLISHED else []
+    if PUBLISHED and _primary not in _published:
+        raise ValueError(
+            f"config: comparison: columns: {COMPARISON['columns']}: {PUBLISHED}/{_currency} reports its "
+            f"methods {' and '.join(_published)} only, so yours, {_primary}, would be ranked against "
+            "none: tune them (`snakemake tune` with this configuration, then `compare` with columns "
+            "[tuned, as configured]), or compare against a study that publishes the as-configured column"
+        )
 
 
 def published_folder(currency):

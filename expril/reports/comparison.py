@@ -684,6 +684,8 @@ def compare(
     expril.reports.design.designs() of the configuration. `currency` (expril.workflow.currency):
     the table's; every ledger row of its runs must agree with it (currency.check_ledgers)."""
     accuracy, (spent, books) = read_runs(runs, iterations), privacy(runs)
+    # The primary column is this run's (tuned where it tunes), or a published study's where no method runs here.
+    own = set(accuracy.column) if len(accuracy) else None
     if currency is not None:
         check_ledgers(books, currency)
     if published_folder is None:
@@ -697,7 +699,7 @@ def compare(
         methods = [m for m in published.methods(published_folder) if m not in methods] + list(methods)
     accuracy = counted(accuracy, designs)
     table = comparison_table(accuracy, spent)
-    primary = TUNED if TUNED in set(accuracy.column) else CONFIGURED
+    primary = TUNED if TUNED in (own or set(accuracy.column)) else CONFIGURED
     tests = paired_tests(accuracy, primary, designs)
     ranking, ranks = rankings(table, methods, primary)
     io.save_csv(out["runs"], accuracy)

@@ -36,6 +36,12 @@ def spent(folder, local):
     return table[~table.method.isin(local)][PRIVACY]
 
 
+def columns(folder):
+    """The columns the study reports its methods in (tuned, as configured), the references' aside."""
+    read = runs(folder)
+    return sorted(set(read[~read.method.isin(("h_star", "h0_star"))].column))
+
+
 def methods(folder):
     """The published methods, in the published order, the references aside."""
     read = runs(folder)

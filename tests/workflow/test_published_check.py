@@ -98,3 +98,22 @@ def test_a_rerun_with_other_noise_or_another_split_does_not_pair_and_is_refused(
     out = result.stdout + result.stderr
     assert "the published cells rerun here do not pair with the published runs (llp on A at eps 1" in out
     assert refused in out
+
+
+def test_a_study_published_tuned_only_refuses_a_method_run_as_configured(tmp_path):
+    """Ranked against none: the new method's primary column (as configured) is not the study's."""
+    folder = tmp_path / "published"
+    for currency in ("approx", "pure"):
+        (folder / currency).mkdir(parents=True)
+        rows = [("llp", "tuned"), ("h_star", "reference")]
+        pd.DataFrame(rows, columns=["method", "column"]).assign(setting="").to_csv(
+            folder / currency / published.RUNS, index=False
+        )
+        for name in (pairing.PAIRING, pairing.HOST):
+            (folder / currency / name).write_text("")
+    result = run(tmp_path, tmp_path / "res", ["compare"], folder, check=False, extra=("--dry-run",))
+    assert result.returncode != 0
+    assert (
+        f"{folder}/approx reports its methods tuned only, so yours, as configured, would be ranked against none"
+        in result.stdout + result.stderr
+    )
