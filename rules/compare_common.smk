@@ -39,7 +39,11 @@ for _currency in CURRENCIES:
     # The methods run here are ranked against the study's in their primary column (tuned where they tune).
     _primary = "tuned" if "tuned" in COMPARISON["columns"] else "as configured"
     _published = published.columns(f"{PUBLISHED}/{_currency}") if PUBLISHED else []
-    if PUBLISHED and _primary not in _published:
+    if (
+        PUBLISHED
+        and CURRENCIES[_currency].methods(COMPARISON["methods"])
+        and _primary not in _published
+    ):
         raise ValueError(
             f"config: comparison: columns: {COMPARISON['columns']}: {PUBLISHED}/{_currency} reports its "
             f"methods {' and '.join(_published)} only, so yours, {_primary}, would be ranked against "

@@ -9,6 +9,7 @@ import sys
 import pandas as pd
 import pytest
 
+from expril.reports import published
 from harness import ROOT, counts, dry_run_jobs, project_copy, replace_once, snakemake
 
 EXAMPLE = ROOT / "tests/plugins/nbayes.py"
@@ -119,11 +120,18 @@ def test_a_users_method_against_the_published_study_plans_its_jobs_and_the_check
     """With `comparison: published` (round 2 in summary/comparison, a folder per currency) and no
     results yet, as on a fresh clone, the plan is the new method's jobs, the data and bins they read,
     the check (LLP's first and last published cell of each currency, rerun) and the reports: no job of
-    any other method (the run itself, on the smoke study: test_compare_workflow). Round 1's study,
-    published before the currencies, is refused by name."""
+    any other method (the run itself, on the smoke study: test_compare_workflow). Round 2 publishes
+    its methods tuned only, against which a method run as configured is refused
+    (test_published_check): here its copy is relabelled as configured. Round 1's study, published
+    before the currencies, is refused by name."""
     project = user_copy(tmp_path)
     add_example(project)
-    comparison = '{"published": "summary/comparison", "methods": [nbayes], "columns": [as configured]' + CURRENCY + "}"
+    for currency in ("approx", "pure"):
+        shutil.copytree(project / "summary/comparison" / currency, tmp_path / "published" / currency)
+        runs = pd.read_csv(tmp_path / "published" / currency / published.RUNS)
+        runs.loc[runs.column == "tuned", "column"] = "as configured"
+        runs.to_csv(tmp_path / "published" / currency / published.RUNS, index=False)
+    comparison = f'{{"published": "{tmp_path}/published", "methods": [nbayes], "columns": [as configured]{CURRENCY}}}'
     config = ["--configfile", "config/extended.yaml", "--config", f"results={tmp_path}/res", f"comparison={comparison}"]
     planned = dry_run_jobs(snakemake("--dry-run", "compare", *config, cwd=project).stdout)
     cells, checked = 7 * 6, 2 * 2  # nbayes: datasets x eps (one block of 20 runs, pure DP); LLP: 2 per currency
@@ -145,7 +153,7 @@ def test_a_users_method_against_the_published_study_plans_its_jobs_and_the_check
         "comparison_report": 1,
         "compare": 1,
     }
-    round1 = [*config[:-1], f"comparison={comparison.replace('summary/comparison', 'summary/comparison/round1')}"]
+    round1 = [*config[:-1], f"comparison={comparison.replace(f'{tmp_path}/published', 'summary/comparison/round1')}"]
     result = snakemake("--dry-run", "compare", *round1, cwd=project, check=False)
     assert result.returncode != 0
     assert "published: summary/comparison/round1 holds no approx/comparison_runs.csv" in result.stdout + result.stderr
