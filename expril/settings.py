@@ -77,7 +77,7 @@ def block_seeds(block):
 
 
 def feature_count(spec):
-    return len(tables.feature_names(spec)) if spec["generator"] == "csv" else spec["dim"]
+    return len(tables.feature_names(spec)) if tables.is_table(spec) else spec["dim"]
 
 
 # Peak memory of a job on one seed block, fitted to the peak RSS of each rule's step on datasets A

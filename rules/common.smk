@@ -11,7 +11,7 @@ from pathlib import Path
 import yaml
 from snakemake.utils import validate
 
-from expril import settings
+from expril import settings, tables
 from expril.plugins import base, context, gate, registry
 from expril.privacy import mechanisms, noise
 from expril.reports import ambiguity, design, identify, pairing, published
@@ -262,8 +262,9 @@ def equation_blocks(wildcards):
 
 
 def csv_file(wildcards):
-    """A csv entry's file, an input of the jobs that read it (its sha256 is in their params)."""
-    return spec(wildcards)["csv"] if spec(wildcards)["generator"] == "csv" else []
+    """A csv or package entry's file, an input of the jobs that read it (its sha256 is in their params)."""
+    entry = spec(wildcards)
+    return str(tables.source(entry)) if tables.is_table(entry) else []
 
 
 def reweight_inputs(wildcards):

@@ -203,10 +203,21 @@ def reported_runs(currency):
 
 
 # How each benchmark's runs are drawn (expril/reports/design.py), and those of the study's
-# datasets that resample one record pool: no calibration run reads their records; each method's
-# choice there is transferred (expril/reports/tuning.py).
+# datasets that resample one record pool and hold no part of it for the calibration: no
+# calibration run reads their records; each method's choice there is transferred
+# (expril/reports/tuning.py). A held-out part is read by the calibration's seeds alone.
 DESIGNS = design.designs(config)
-RESAMPLED = [d for d in config["datasets"] if DESIGNS[d].resampled]
+RESAMPLED = [
+    d for d in config["datasets"] if DESIGNS[d].resampled and not DESIGNS[d].held_out
+]
+for _name in config["datasets"]:
+    _held = config["benchmarks"][_name].get("calibration")
+    if _held and _held["first_seed"] != GRID["calibration"]["first_seed"]:
+        raise ValueError(
+            f"benchmark {_name}: calibration: first_seed is {_held['first_seed']}, but "
+            f"{COMPARISON['grid']}'s calibration: first_seed is {GRID['calibration']['first_seed']}: "
+            "the calibration's runs would read the reported runs' part of the records"
+        )
 
 
 def transferred(currency):
