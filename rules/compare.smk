@@ -205,25 +205,32 @@ rule compare:
 rule select_settings:
     input:
         evaluations=lambda wc: sorted(
-            {r["evaluation"] for r in calibration_runs(wc.currency_name)}
+            {
+                r["evaluation"]
+                for r in calibration_runs(wc.currency_name)
+                + finalist_runs(wc.currency_name)
+            }
         ),
         grid=COMPARISON["grid"],
     output:
         calibration=f"{R}/tune/{{currency_name}}/calibration.csv",
         choice=f"{R}/tune/{{currency_name}}/choice.yaml",
         markdown=f"{R}/tune/{{currency_name}}/tuning.md",
+        finalists=finalists_file("{currency_name}"),
     log:
         f"{R}/logs/select_settings/{{currency_name}}.log",
     conda:
         "../envs/expril.yaml"
     params:
         code=package_code("select_settings"),
-        runs=lambda wc: calibration_runs(wc.currency_name),
+        runs=lambda wc: calibration_runs(wc.currency_name)
+        + finalist_runs(wc.currency_name),
         order=lambda wc: grid_order(wc.currency_name),
         iterations=T,
         first_seed=GRID["calibration"]["first_seed"],
         epsilons=EPSILONS,
         resampled=lambda wc: transferred(wc.currency_name),
+        selection=GRID.get("selection"),
     script:
         "../workflow_scripts/select_settings.py"
 

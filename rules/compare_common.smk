@@ -274,6 +274,37 @@ def calibration_runs(currency):
     return runs
 
 
+def finalists_file(currency):
+    """Round 3's finalists of the currency (its name), written by select_settings."""
+    return f"{R}/tune/{currency}/finalists.yaml"
+
+
+@functools.cache
+def finalist_runs(currency):
+    """Round 3's more-seeds rule (config/tuning.yaml: selection; docs/comparison.md): the settings
+    finalists_file names, written by the last `tune`, on the `more_runs` calibration seeds after the
+    first `runs`; none before it or without `selection`. So a second `snakemake tune` plans them and
+    chooses on all their runs."""
+    selection = GRID.get("selection")
+    path = Path(finalists_file(currency))
+    if not selection or not path.exists():
+        return []
+    first = GRID["calibration"]["first_seed"] + GRID["calibration"]["runs"]
+    block = f"{first}-{first + selection['more_runs'] - 1}"
+    return [
+        run
+        for row in yaml.safe_load(path.read_text()) or []
+        for run in compared_runs(
+            [block],
+            {"calibration": lambda m, d, e, s=row["setting"]: s},
+            currency,
+            [row["method"]],
+            [row["dataset"]],
+        )
+        if settings.format_eps(run["eps"]) == row["eps"]
+    ]
+
+
 def checked_cells(currency):
     """The cells of the currency (its name) whose runs pair a study with a published one
     (expril.reports.published): a published study's, rerun here before mixing, or this study's
