@@ -216,7 +216,7 @@ rule select_settings:
         calibration=f"{R}/tune/{{currency_name}}/calibration.csv",
         choice=f"{R}/tune/{{currency_name}}/choice.yaml",
         markdown=f"{R}/tune/{{currency_name}}/tuning.md",
-        finalists=finalists_file("{currency_name}"),
+        finalists=f"{R}/tune/{{currency_name}}/finalists.yaml",
     log:
         f"{R}/logs/select_settings/{{currency_name}}.log",
     conda:

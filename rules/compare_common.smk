@@ -274,19 +274,14 @@ def calibration_runs(currency):
     return runs
 
 
-def finalists_file(currency):
-    """Round 3's finalists of the currency (its name), written by select_settings."""
-    return f"{R}/tune/{currency}/finalists.yaml"
-
-
 @functools.cache
 def finalist_runs(currency):
-    """Round 3's more-seeds rule (config/tuning.yaml: selection; docs/comparison.md): the settings
-    finalists_file names, written by the last `tune`, on the `more_runs` calibration seeds after the
-    first `runs`; none before it or without `selection`. So a second `snakemake tune` plans them and
-    chooses on all their runs."""
+    """Round 3's more seeds for close settings (config/tuning.yaml, selection; docs/comparison.md):
+    the settings tune/<currency>/finalists.yaml names, written by the last `tune` (select_settings),
+    on the `more_runs` calibration seeds after the first `runs`; none before it or without
+    `selection`. So a second `snakemake tune` plans them and chooses on all their runs."""
     selection = GRID.get("selection")
-    path = Path(finalists_file(currency))
+    path = Path(f"{R}/tune/{currency}/finalists.yaml")
     if not selection or not path.exists():
         return []
     first = GRID["calibration"]["first_seed"] + GRID["calibration"]["runs"]
