@@ -27,13 +27,7 @@ def _csv(name, spec, g, table, seed):
     with `draw: disjoint` it takes its own block of records (_disjoint), else it resamples the part."""
     if table is None:
         raise ValueError(f"dataset {name}: generator {spec['generator']!r} needs its loaded file (tables.load)")
-    if spec["shift"]:
-        f = table.shift
-        p = 0.1 + 0.8 * (f - f.min()) / (f.max() - f.min())
-        if spec["shift_selects"] == "target":
-            p = 1 - p
-    else:
-        p = np.full(len(table.x), 0.5)
+    p = source_probability(spec, table)
     rows, block = _part(name, spec, len(table.x), seed)
     if spec.get("draw", "resample") == "disjoint":
         source_rows, target_rows = _disjoint(name, spec, rows, p, block, seed)
@@ -42,6 +36,15 @@ def _csv(name, spec, g, table, seed):
         source_rows = _draw(name, "source", rows[to_source], spec["n_source"], g)
         target_rows = _draw(name, "target", rows[~to_source], spec["n_target"], g)
     return table.x[source_rows], table.x[target_rows], table.y[target_rows]
+
+
+def source_probability(spec, table):
+    """Each record's probability of joining the source pool (_csv's p)."""
+    if not spec["shift"]:
+        return np.full(len(table.x), 0.5)
+    f = table.shift
+    p = 0.1 + 0.8 * (f - f.min()) / (f.max() - f.min())
+    return 1 - p if spec["shift_selects"] == "target" else p
 
 
 def _part(name, spec, n, seed):
