@@ -279,7 +279,8 @@ def finalist_runs(currency):
     """Round 3's more seeds for close settings (config/tuning.yaml, selection; docs/comparison.md):
     the settings tune/<currency>/finalists.yaml names, written by the last `tune` (select_settings),
     on the `more_runs` calibration seeds after the first `runs`; none before it or without
-    `selection`. So a second `snakemake tune` plans them and chooses on all their runs."""
+    `selection`. So a second `snakemake tune` plans them and chooses on all their runs.
+    """
     selection = GRID.get("selection")
     path = Path(f"{R}/tune/{currency}/finalists.yaml")
     if not selection or not path.exists():
