@@ -50,6 +50,13 @@ def test_every_grid_starts_as_configured_and_every_compared_method_has_the_grids
     expril = grids.family("C")
     knobs = set().union(*(grids.knobs_of(GRID, a, v) for s in grids.settings(GRID, expril) for a, v in s.items()))
     assert {"iterations", "split", "snr"} <= knobs
+    # Round 3's bins (#49) go 4x finer as well as 4x coarser in every family with bins, each moved
+    # apart from the family's other axis: its own four are as configured, snr 16, snr 1, the other.
+    own = {"expril": "~budget=T1", "mmd": "~bandwidth=0.5", "llp": "~split=0.3"}
+    for family, other in own.items():
+        assert GRID["families"][family]["snr"] == ["configured", 16, 1]
+        suffixes = {grids.suffix(GRID, family, s) for s in grids.settings(GRID, family) if s["model"] == "configured"}
+        assert suffixes == {"", "~snr=16", "~snr=1", other}
 
 
 def test_a_settings_name_round_trips_and_names_the_axes_a_file_depends_on():
@@ -144,6 +151,28 @@ def test_a_plug_ins_own_grid_joins_the_grid_files_and_an_entry_there_wins(tmp_pa
     bad = types.SimpleNamespace(name="bad", grid={"model": ["tanh32"]}, recipes={})
     with pytest.raises(ValueError, match=r"plug-in types: grid: families: bad: model: the first value must be"):
         grids.load(path, [bad])
+
+
+def test_one_at_a_time_axes_never_leave_their_configured_value_together(tmp_path):
+    """`one_at_a_time`: a 3 x 2 product less the two settings that move both axes; the models and an
+    axis not listed still cross every value; an axis no family has is refused by name."""
+    families = {"binned": {"model": MODELS, "snr": ["configured", 16, 1], "split": ["configured", 0.3]}}
+    grid = {"families": families, "one_at_a_time": ["snr", "split"]}
+    assert [grids.suffix(grid, "binned", s) for s in grids.settings(grid, "binned")][:4] == [
+        "",
+        "~split=0.3",
+        "~snr=16",
+        "~snr=1",
+    ]
+    assert len(grids.settings(grid, "binned")) == 12 and len(grids.settings({"families": families}, "binned")) == 18
+    grids.check_effort({**grid, "effort": 12}, ["binned"], "grid.yaml")
+    assert (
+        len(grids.settings({**grid, "one_at_a_time": ["snr", "model"]}, "binned")) == 10
+    )  # (3 snr + 2 models) x 2 splits
+    path = tmp_path / "grid.yaml"
+    path.write_text(yaml.safe_dump({**grid, "one_at_a_time": ["snr", "bandwith"]}))
+    with pytest.raises(ValueError, match="grid.yaml: one_at_a_time: bandwith is no family's axis"):
+        grids.load(path)
 
 
 def test_a_compared_method_short_of_the_studys_effort_is_told_what_to_add():
