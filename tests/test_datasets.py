@@ -620,6 +620,26 @@ def test_real_tables_are_shifted_and_held_out(name, files):
     assert not set(cal_rows) & set(rep_rows) and len(cal_rows) + len(rep_rows) == len(table.x)
 
 
+def test_the_screen_that_chose_the_real_tables_reads_their_calibration_part_alone():
+    """benchmarks.real_tables' learnability check: on a table whose reported part's features are
+    NaN (the regression would refuse them) and whose calibration part's label is its feature's
+    sign, it scores the calibration part only: a perfect regression against that part's majority,
+    also past --records (a sample of the calibration part)."""
+    from benchmarks.real_tables import learnability
+
+    spec = pooled(calibration={"share": 0.4, "first_seed": 10000})
+    n = 3000
+    held, _ = datasets._part("P", spec, n, 10000)
+    x = np.full(n, np.nan)
+    x[held] = np.random.default_rng(1).normal(size=len(held)) + 0.3
+    y = (x > 0).astype(np.int8)
+    table = tables.Table(x=x[:, None], y=y, features=["f"], shift=np.arange(n, dtype=float))
+    majority = max(y[held].mean(), 1 - y[held].mean())
+    assert learnability("P", spec, table, 10**6) == (pytest.approx(majority), pytest.approx(1.0, abs=0.01))
+    sampled = learnability("P", spec, table, 500)
+    assert 0.5 < sampled[0] < 0.75 and sampled[1] > 0.97
+
+
 def test_the_largest_tables_draw_disjoint_runs_for_the_study_and_its_calibration(files):
     """vote and labour: 20 reported runs (seeds 0-19) and 20 calibration runs (10000-10019, the first
     5 and the finalists' 15), no two sharing a record; the others resample their part."""
