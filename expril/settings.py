@@ -44,6 +44,13 @@ def benchmark_n_test(config, spec):
 MATCHED_EPS = 1.0
 
 
+def bins_std(sized_for, mechanism, eps, delta, dim, iterations):
+    """The noise std of one count that bins are sized for by the rule `sized_for` (config `bins:
+    sized_for`): the mechanism's own (Histogram.bins_std) where it is 'drawn'; None, the paper's
+    Laplace rule, where it is 'laplace' (rounds 1 and 2, whatever the noise)."""
+    return mechanism.bins_std(eps, delta, dim, iterations) if sized_for == "drawn" else None
+
+
 def bins_per_feature(n_val, dim, iterations, eps, snr, noiseless, noise_std=None):
     """Bins per feature q for a dataset of dimension `dim` at privacy budget `eps`.
 

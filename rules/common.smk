@@ -154,9 +154,12 @@ def n_val(wildcards):
 
 
 def bins_std(wildcards, iterations):
-    """The noise std of a count of the run's chain that its bins are sized for (Histogram.bins_std:
-    the Gaussian's in zCDP; None: the paper's Laplace rule)."""
-    return chain_mechanism(wildcards).bins_std(
+    """The noise std of a count of the run's chain that its bins are sized for (config `bins:
+    sized_for`, a published study's where the comparison reads one: Histogram.bins_std, the
+    Gaussian's in zCDP; None: the paper's Laplace rule)."""
+    return settings.bins_std(
+        config["bins"]["sized_for"],
+        chain_mechanism(wildcards),
         settings.parse_eps(wildcards.eps),
         run_delta(wildcards),
         settings.feature_count(spec(wildcards)),

@@ -36,7 +36,8 @@ rule evaluate_rival:
 
 # What pairs a study's runs with a published one's (expril/reports/pairing.py), per currency: the
 # digests of the checking method's cells' data, splits, bins, noisy answers and ledger rows, which
-# no matrix product makes, and the host; a study publishes them, and a rerun compares them.
+# no matrix product makes, the host, and the rule its bins follow (study.yaml, which a rerun
+# follows); a study publishes them, and a rerun compares them.
 rule pairing_digests:
     input:
         lambda wc: [
@@ -48,6 +49,7 @@ rule pairing_digests:
     output:
         pairing=f"{R}/pairing/{{currency_name}}/{pairing.PAIRING}",
         host=f"{R}/pairing/{{currency_name}}/{pairing.HOST}",
+        study=f"{R}/pairing/{{currency_name}}/{pairing.STUDY}",
     log:
         f"{R}/logs/pairing_digests/{{currency_name}}.log",
     conda:
@@ -56,6 +58,7 @@ rule pairing_digests:
         code=package_code("pairing_digests"),
         cells=lambda wc: checked_cells(wc.currency_name),
         files=lambda wc: paired_files(wc.currency_name),
+        study=pairing.study(config),
     script:
         "../workflow_scripts/pairing_digests.py"
 
@@ -274,9 +277,9 @@ PUBLISHED_FILES = (
     "figure_png",
     "cd_png",
 )
-# And, where the checking method runs (PAIRED), what pairs its runs with a rerun's and its host
-# (rule pairing_digests): a study is checked against them when it is the published one.
-PAIRING_FILES = (pairing.PAIRING, pairing.HOST)
+# And, where the checking method runs (PAIRED), what pairs its runs with a rerun's, its host and
+# its bins rule (rule pairing_digests): a study is checked against them when it is the published one.
+PAIRING_FILES = (pairing.PAIRING, pairing.HOST, pairing.STUDY)
 
 
 rule publish_comparison:

@@ -36,6 +36,13 @@ for _currency in CURRENCIES:
                 "folder publish_comparison wrote, as summary/comparison, one folder per currency, "
                 "with the digests that pair its runs and its host: docs/extending.md)"
             )
+# Its checked cells are rerun, and every run here that mixes with it runs, with the bins it was
+# published with (its study.yaml; round 2, which predates it, sized them for Laplace's noise), so
+# that they pair and compare with its runs whatever this configuration's `bins: sized_for`.
+if PUBLISHED:
+    config["bins"]["sized_for"] = published.bins_rule(
+        [f"{PUBLISHED}/{c}" for c in CURRENCIES]
+    )
 
 
 def published_folder(currency):

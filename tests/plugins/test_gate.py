@@ -376,7 +376,7 @@ def test_expril_by_mmd_plans_its_currencys_mechanisms_and_spends_the_runs_budget
     by_mmd = registry.methods()["mmd"]
     chains = {"C": "gaussian-counts", "I": "gaussian-counts", "C-mmd": "gaussian-counts", "I-mmd": "gaussian-counts"}
     approx = currency.Currency("approx", 1e-5, mechanisms.RECORD, chains)
-    config = CONFIG | {"iterations": 2, "mechanism": "paper", "bins": {"snr": 4, "noiseless": 8}}
+    config = CONFIG | {"iterations": 2, "mechanism": "paper", "bins": {"snr": 4, "noiseless": 8, "sized_for": "drawn"}}
     config["benchmarks"] = {"A": CONFIG["benchmarks"]["A"] | {"importance_sampling": True}}
     ctx = Context(config, GRID, "mmd", "A", "0-1", "1", "", functools.partial(str), approx)
     assert ctx.mechanism_for(list(by_mmd.reports)) == "gaussian-counts" and ctx.eps_folder == "1@approx"

@@ -51,6 +51,18 @@ def test_ctg_bins_from_the_gaussians_sigma(eps, queries, laplace_q, gaussian_q):
     assert settings.bins_per_feature(CTG["n_val"], CTG["dim"], iterations, eps, 4, "sqrt", laplace_std) == laplace_q
 
 
+def test_the_laplace_rule_sizes_gaussian_noises_bins_as_rounds_1_and_2_did():
+    """`bins: sized_for: laplace` (a study published before round 3, whose check follows it): the
+    Gaussian chain's bins by the paper's Laplace std on CTG at eps 1 and 10 (2 and 20 bins, not 5
+    and 42); 'drawn' gives the Gaussian's; the Laplace mechanisms' are Laplace's either way."""
+    gaussian, counts = mechanisms.get("gaussian-counts"), mechanisms.get("counts")
+    for eps, laplace_q, gaussian_q in ((1, 2, 5), (10, 20, 42)):
+        for rule, q in (("laplace", laplace_q), ("drawn", gaussian_q)):
+            std = settings.bins_std(rule, gaussian, eps, DELTA, CTG["dim"], 2)
+            assert settings.bins_per_feature(CTG["n_val"], CTG["dim"], 2, eps, 4, "sqrt", std) == q
+        assert settings.bins_std("drawn", counts, eps, 0, CTG["dim"], 2) is None
+
+
 def test_without_noise_the_noiseless_rule_holds():
     std = mechanisms.get("gaussian-counts").bins_std(math.inf, DELTA, 21, 2)
     assert std == 0

@@ -473,7 +473,7 @@ def test_a_method_run_against_the_published_study_gives_the_studys_tables(extend
         (folder / currency).mkdir(parents=True)
         for name in (published.RUNS, published.TABLE):
             shutil.copy(extended_smoke / "comparison" / currency / name, folder / currency / name)
-        for name in (pairing.PAIRING, pairing.HOST):
+        for name in (pairing.PAIRING, pairing.HOST, pairing.STUDY):
             shutil.copy(extended_smoke / "pairing" / currency / name, folder / currency / name)
     choice = f"{extended_smoke}/tune/{{currency}}/choice.yaml"
     comparison = {"published": str(folder), "methods": ["llp"], "choice": choice}

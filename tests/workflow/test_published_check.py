@@ -61,7 +61,7 @@ def study(tmp_path_factory):
     for currency in ("approx", "pure"):
         (folder / currency).mkdir(parents=True)
         runs.to_csv(folder / currency / published.RUNS, index=False)
-        for name in (pairing.PAIRING, pairing.HOST):
+        for name in (pairing.PAIRING, pairing.HOST, pairing.STUDY):
             shutil.copy(results / "pairing/approx" / name, folder / currency / name)
     return tmp_path, folder
 
@@ -98,3 +98,24 @@ def test_a_rerun_with_other_noise_or_another_split_does_not_pair_and_is_refused(
     out = result.stdout + result.stderr
     assert "the published cells rerun here do not pair with the published runs (llp on A at eps 1" in out
     assert refused in out
+
+
+@pytest.mark.slow
+def test_a_study_without_its_bins_rule_is_rerun_with_laplaces_bins(study):
+    """A published folder without study.yaml is a study from before the record (round 2's), whose
+    bins were sized for Laplace's noise: the rerun sizes LLP's by it (13 bins on A at eps 1, not the
+    Gaussian's 9), so this study's (Gaussian-sized) cell at eps 1 does not pair, while at eps = inf,
+    whose bins no noise sizes, every part pairs."""
+    tmp_path, folder = study
+    before = tmp_path / "before"
+    shutil.copytree(folder, before, dirs_exist_ok=True)
+    for currency in ("approx", "pure"):
+        (before / currency / pairing.STUDY).unlink()
+    results = tmp_path / "laplace"
+    result = run(tmp_path, results, ["published/approx/paired.csv"], before, check=False)
+    out = result.stdout + result.stderr
+    assert result.returncode != 0
+    refusal = next(line for line in out.splitlines() if "do not pair with the published runs" in line)
+    assert "(llp on A at eps 1 (as configured): llp_bins of seeds [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]" in refusal
+    assert "eps inf" not in refusal
+    assert yaml.safe_load((folder / "approx" / pairing.STUDY).read_text()) == {"bins": "drawn"}
