@@ -166,9 +166,8 @@ def test_one_at_a_time_axes_never_leave_their_configured_value_together(tmp_path
     ]
     assert len(grids.settings(grid, "binned")) == 12 and len(grids.settings({"families": families}, "binned")) == 18
     grids.check_effort({**grid, "effort": 12}, ["binned"], "grid.yaml")
-    assert (
-        len(grids.settings({**grid, "one_at_a_time": ["snr", "model"]}, "binned")) == 10
-    )  # (3 snr + 2 models) x 2 splits
+    # the models apart too: (3 snr + 2 models) x 2 splits
+    assert len(grids.settings({**grid, "one_at_a_time": ["snr", "model"]}, "binned")) == 10
     path = tmp_path / "grid.yaml"
     path.write_text(yaml.safe_dump({**grid, "one_at_a_time": ["snr", "bandwith"]}))
     with pytest.raises(ValueError, match="grid.yaml: one_at_a_time: bandwith is no family's axis"):
