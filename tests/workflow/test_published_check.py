@@ -116,6 +116,6 @@ def test_a_study_without_its_bins_rule_is_rerun_with_laplaces_bins(study):
     out = result.stdout + result.stderr
     assert result.returncode != 0
     refusal = next(line for line in out.splitlines() if "do not pair with the published runs" in line)
-    assert "(llp on A at eps 1 (as configured): llp_bins of seeds [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]" in refusal
+    assert "llp on A at eps 1 (as configured): llp_bins of seeds [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]" in refusal
     assert "eps inf" not in refusal
     assert yaml.safe_load((folder / "approx" / pairing.STUDY).read_text()) == {"bins": "drawn"}
