@@ -40,9 +40,6 @@ def load(path, methods=()):
             sources[method.name] = f"plug-in {type(method).__module__}: grid"
             for axis, recipes in method.recipes.items():
                 grid.setdefault("recipes", {})[axis] = {**recipes, **grid.get("recipes", {}).get(axis, {})}
-    unknown = set(grid.get("one_at_a_time", ())).difference(*grid["families"].values())
-    if unknown:
-        raise ValueError(f"{path}: one_at_a_time: {', '.join(sorted(unknown))} is no family's axis")
     for family, axes in grid["families"].items():
         for axis, values in axes.items():
             if values[0] != CONFIGURED or len(set(map(str, values))) != len(values):

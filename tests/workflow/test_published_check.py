@@ -2,8 +2,9 @@
 check_pairing, check_published; docs/extending.md, "Against the published study"): a study of
 LLP's checked cells made here is rerun under another MKL code path, forced in the subprocess, and
 under another oracle secret or another data split. Ten runs of 100 epochs per cell: at the smoke
-sizes, 20 epochs leave every accuracy unchanged under the forced path, 100 (early stopping at work)
-move some by a record or two."""
+sizes, 20 epochs left every accuracy unchanged under the forced path, 100 (early stopping at work)
+move some: with round 3's bins (9 per feature on A at eps 1, sized for the Gaussian's sigma), 11 of
+the 20 runs by 1 to 4 records of 300."""
 
 import shutil
 
@@ -73,7 +74,8 @@ def test_a_rerun_under_another_mkl_code_path_pairs_bitwise_and_is_equivalent(stu
     run(tmp_path, results, ["published/approx/checked.csv"], folder, env={"MKL_CBWR": "COMPATIBLE"})
     checked = pd.read_csv(results / "published/approx/checked.csv")
     assert len(checked) == 20 and (checked.difference != 0).any()  # the forced path moved some runs
-    assert checked.difference.abs().max() <= 0.01 * N_TEST
+    # other draws of the same training: a few records each way (1.3 points at most here), centred
+    assert checked.difference.abs().max() <= 0.02 * N_TEST and abs(checked.difference.mean()) <= 0.01 * N_TEST
     report = (results / "published/approx/checked.md").read_text()
     assert "llp cells rerun here: equivalent on this host" in report
     assert "mkl_branch auto (by the instruction set)" in report and "mkl_branch COMPATIBLE" in report
