@@ -188,7 +188,7 @@ def realised_ctg(seeds=(0, 1, 2), name="CTG-B", eps=EPS):
     n, d = settings.n_val(spec["n_target"], val_fraction), settings.feature_count(spec)
     scale = calibration.laplace_scale(d, config["iterations"], eps)
     q = settings.bins_per_feature(n, d, config["iterations"], eps, config["bins"]["snr"], config["bins"]["noiseless"])
-    table = tables.load(name, spec) if spec["generator"] == "csv" else None
+    table = tables.load(name, spec) if tables.is_table(spec) else None
     rows = []
     for seed in seeds:
         source, target_x, target_y = datasets.generate(name, spec, seed, table)

@@ -15,27 +15,70 @@ HIDDEN_UNITS = 64  # width of the two hidden layers of the random networks f and
 MAX_KMEANS_ITERATIONS = 100
 
 
-# ---------------------------------------------------------------- csv files (CTG-A, CTG-B)
+# ---------------------------------------------------------------- files (CTG-A, CTG-B, package tables)
 
 
-def _csv(name, spec, g, table):
+def _csv(name, spec, g, table, seed):
     """Rows go to the source pool with probability p, then each set is drawn from its pool without
     replacement. p = 0.5 (`shift: null`), or the shift column f mapped onto [0.1, 0.9] (Section
     4.1's CTG-B, f = LB): the text's rule sends a row to the source with probability f
-    (`shift_selects: source`); the reverse reading sends it to the target (`shift_selects: target`)."""
+    (`shift_selects: source`); the reverse reading sends it to the target (`shift_selects: target`).
+    A seed reads its part of the records only (_part: the calibration's or the reported runs');
+    with `draw: disjoint` it takes its own block of records (_disjoint), else it resamples the part."""
     if table is None:
-        raise ValueError(f"dataset {name}: generator 'csv' needs its loaded file (tables.load)")
-    if spec["shift"]:
-        f = table.shift
-        p = 0.1 + 0.8 * (f - f.min()) / (f.max() - f.min())
-        if spec["shift_selects"] == "target":
-            p = 1 - p
+        raise ValueError(f"dataset {name}: generator {spec['generator']!r} needs its loaded file (tables.load)")
+    p = source_probability(spec, table)
+    rows, block = _part(name, spec, len(table.x), seed)
+    if spec.get("draw", "resample") == "disjoint":
+        source_rows, target_rows = _disjoint(name, spec, rows, p, block, seed)
     else:
-        p = np.full(len(table.x), 0.5)
-    to_source = g.random(len(table.x)) < p
-    source_rows = _draw(name, "source", np.flatnonzero(to_source), spec["n_source"], g)
-    target_rows = _draw(name, "target", np.flatnonzero(~to_source), spec["n_target"], g)
+        to_source = g.random(len(rows)) < p[rows]
+        source_rows = _draw(name, "source", rows[to_source], spec["n_source"], g)
+        target_rows = _draw(name, "target", rows[~to_source], spec["n_target"], g)
     return table.x[source_rows], table.x[target_rows], table.y[target_rows]
+
+
+def source_probability(spec, table):
+    """Each record's probability of joining the source pool (_csv's p)."""
+    if not spec["shift"]:
+        return np.full(len(table.x), 0.5)
+    f = table.shift
+    p = 0.1 + 0.8 * (f - f.min()) / (f.max() - f.min())
+    return 1 - p if spec["shift_selects"] == "target" else p
+
+
+def _part(name, spec, n, seed):
+    """(rows, block): the records seed `seed` may read, and its index among its part's runs.
+    With `calibration: {share, first_seed}`, a draw keyed by the benchmark's name alone (the same
+    for every seed) holds `share` of the records for the calibration: seeds from `first_seed` on
+    read those only, the others the rest only, so no calibration run reads a record that a
+    reported run holds. Without it every seed reads every record."""
+    held = spec.get("calibration")
+    if held is None:
+        return np.arange(n), seed
+    calibration = rng("data", name, "calibration part").random(n) < held["share"]
+    if seed >= held["first_seed"]:
+        return np.flatnonzero(calibration), seed - held["first_seed"]
+    return np.flatnonzero(~calibration), seed
+
+
+def _disjoint(name, spec, rows, p, block, seed):
+    """Source and target rows of run `block` of its part: the part's rows are sent to the source
+    pool with probability p and shuffled once, by a draw keyed by the benchmark's name alone, and
+    cut into consecutive blocks of n_source (n_target) rows; run k takes block k of each pool, so
+    two runs of a part share no record (fresh data, as the generators draw)."""
+    g = rng("data", name, "disjoint blocks")
+    to_source = g.random(len(p)) < p
+    order = rows[g.permutation(len(rows))]
+    pools = order[to_source[order]], order[~to_source[order]]
+    sizes = spec["n_source"], spec["n_target"]
+    blocks = min(len(pool) // size for pool, size in zip(pools, sizes))
+    if block >= blocks:
+        raise ValueError(
+            f"dataset {name}: seed {seed} draws disjoint block {block} of its part, which holds {blocks} "
+            f"({len(pools[0])} source and {len(pools[1])} target rows, {sizes[0]} and {sizes[1]} a run)"
+        )
+    return tuple(pool[block * size : (block + 1) * size] for pool, size in zip(pools, sizes))
 
 
 def _draw(name, which, pool, n, g):
@@ -153,15 +196,15 @@ def _latent(spec, g):
 
 def generate(name, spec, data_seed, table=None):
     """(source_x, target_x, target_y) of dataset `name`, determined by (name, data_seed);
-    `table`: a csv entry's file, loaded once (tables.load)."""
+    `table`: a csv or package entry's file, loaded once (tables.load)."""
     g = rng("data", name, data_seed)
     generator = spec["generator"]
     if generator == "clusters":
         return _clusters(spec, g)[:3]
     if generator == "latent":
         return _latent(spec, g)
-    if generator == "csv":
-        return _csv(name, spec, g, table)
+    if generator in ("csv", "package"):
+        return _csv(name, spec, g, table, data_seed)
     raise ValueError(f"dataset {name}: unknown generator {generator!r}")
 
 
@@ -180,6 +223,8 @@ def generate_block(name, spec, seeds, redraw, table=None):
     data_seed = run seed) or all runs share data set 0 (redraw='split')."""
     if redraw not in ("data", "split"):
         raise ValueError(f"redraw must be 'data' or 'split', got {redraw!r}")
+    if redraw == "split" and "calibration" in spec:
+        raise ValueError(f"dataset {name}: redraw 'split' gives every seed seed 0's records, its calibration's too")
     if redraw == "data":
         runs = [generate(name, spec, s, table) for s in seeds]
     else:

@@ -44,16 +44,27 @@ def benchmark_n_test(config, spec):
 MATCHED_EPS = 1.0
 
 
-def bins_per_feature(n_val, dim, iterations, eps, snr, noiseless):
+def bins_std(sized_for, mechanism, eps, delta, dim, iterations):
+    """The noise std of one count that bins are sized for by the rule `sized_for` (config `bins:
+    sized_for`): the mechanism's own (Histogram.bins_std) where it is 'drawn'; None, the paper's
+    Laplace rule, where it is 'laplace' (rounds 1 and 2, whatever the noise)."""
+    return mechanism.bins_std(eps, delta, dim, iterations) if sized_for == "drawn" else None
+
+
+def bins_per_feature(n_val, dim, iterations, eps, snr, noiseless, noise_std=None):
     """Bins per feature q for a dataset of dimension `dim` at privacy budget `eps`.
 
     With noise, the paper keeps n'/(q sqrt(2) lambda), the expected count per bin over the noise
-    standard deviation, close to `snr` (4): q is the nearest integer, at least 2.
+    standard deviation, close to `snr` (4): q is the nearest integer, at least 2. `noise_std`: the
+    std of the noise a count gets where it is not Laplace's sqrt(2) lambda (the Gaussian's,
+    Histogram.bins_std), in place of it.
     Without noise (eps = inf) the rule is undefined; `noiseless` is an integer, 'sqrt' (the
     square-root histogram rule q = ceil(sqrt(n'))) or 'matched' (the bins of eps = 1, so that
     runs with and without noise differ by the noise alone).
     """
     lam = calibration.laplace_scale(dim, iterations, eps)
+    if lam > 0 and noise_std is not None:
+        return max(2, round(n_val / (snr * noise_std)))
     if lam > 0:
         return max(2, round(n_val / (snr * math.sqrt(2) * lam)))
     if noiseless == "sqrt":
@@ -77,7 +88,7 @@ def block_seeds(block):
 
 
 def feature_count(spec):
-    return len(tables.feature_names(spec)) if spec["generator"] == "csv" else spec["dim"]
+    return len(tables.feature_names(spec)) if tables.is_table(spec) else spec["dim"]
 
 
 # Peak memory of a job on one seed block, fitted to the peak RSS of each rule's step on datasets A

@@ -11,7 +11,7 @@ from pathlib import Path
 import yaml
 from snakemake.utils import validate
 
-from expril import settings
+from expril import settings, tables
 from expril.plugins import base, context, gate, registry
 from expril.privacy import mechanisms, noise
 from expril.reports import ambiguity, design, identify, pairing, published
@@ -153,9 +153,24 @@ def n_val(wildcards):
     return settings.benchmark_n_val(config, spec(wildcards))
 
 
+def bins_std(wildcards, iterations):
+    """The noise std of a count of the run's chain that its bins are sized for (config `bins:
+    sized_for`, a published study's where the comparison reads one: Histogram.bins_std, the
+    Gaussian's in zCDP; None: the paper's Laplace rule)."""
+    return settings.bins_std(
+        config["bins"]["sized_for"],
+        chain_mechanism(wildcards),
+        settings.parse_eps(wildcards.eps),
+        run_delta(wildcards),
+        settings.feature_count(spec(wildcards)),
+        iterations,
+    )
+
+
 def bins_per_feature(wildcards, snr, iterations):
     """q by the paper's signal-to-noise rule at `snr`, for the noise of a plan of `iterations`
-    iterations (Eq. 14's lambda, whatever the plan's split)."""
+    iterations at an equal share of the budget, whatever the plan's split (Eq. 14's lambda, or
+    the Gaussian's std where the chain draws Gaussian noise)."""
     return settings.bins_per_feature(
         n_val(wildcards),
         settings.feature_count(spec(wildcards)),
@@ -163,6 +178,7 @@ def bins_per_feature(wildcards, snr, iterations):
         settings.parse_eps(wildcards.eps),
         snr,
         config["bins"]["noiseless"],
+        bins_std(wildcards, iterations),
     )
 
 
@@ -229,11 +245,15 @@ COUNTS_KNOBS = BINS_KNOBS + ["split"]
 
 
 def marginal_bins_file(wildcards, family):
-    """The learner's bins of the bin counts query, by its setting's snr and T."""
+    """The learner's bins of the bin counts query, by its setting's snr and T; tagged with the
+    currency where the chain sizes them for its own noise (bins_std; none at eps = inf, where
+    every currency's are the noiseless rule's), else shared by the currencies.
+    """
     bins = upstream(wildcards, family, BINS_KNOBS)
-    return (
-        f"{R}/learner/{block_dir(wildcards)}/eps{wildcards.eps}{bins}/marginal_bins.npz"
+    tag = (
+        wildcards.currency if bins_std(wildcards, iterations(wildcards, family)) else ""
     )
+    return f"{R}/learner/{block_dir(wildcards)}/eps{wildcards.eps}{tag}{bins}/marginal_bins.npz"
 
 
 def counts_file(wildcards):
@@ -262,8 +282,9 @@ def equation_blocks(wildcards):
 
 
 def csv_file(wildcards):
-    """A csv entry's file, an input of the jobs that read it (its sha256 is in their params)."""
-    return spec(wildcards)["csv"] if spec(wildcards)["generator"] == "csv" else []
+    """A csv or package entry's file, an input of the jobs that read it (its sha256 is in their params)."""
+    entry = spec(wildcards)
+    return str(tables.source(entry)) if tables.is_table(entry) else []
 
 
 def reweight_inputs(wildcards):

@@ -35,7 +35,8 @@ rule evaluate_rival:
 
 # What pairs a study's runs with a published one's (expril/reports/pairing.py), per currency: the
 # digests of the checking method's cells' data, splits, bins, noisy answers and ledger rows, which
-# no matrix product makes, and the host; a study publishes them, and a rerun compares them.
+# no matrix product makes, the host, and the rule its bins follow (study.yaml, which a rerun
+# follows); a study publishes them, and a rerun compares them.
 rule pairing_digests:
     input:
         lambda wc: [
@@ -47,6 +48,7 @@ rule pairing_digests:
     output:
         pairing=f"{R}/pairing/{{currency_name}}/{pairing.PAIRING}",
         host=f"{R}/pairing/{{currency_name}}/{pairing.HOST}",
+        study=f"{R}/pairing/{{currency_name}}/{pairing.STUDY}",
     log:
         f"{R}/logs/pairing_digests/{{currency_name}}.log",
     conda:
@@ -55,6 +57,7 @@ rule pairing_digests:
         code=package_code("pairing_digests"),
         cells=lambda wc: checked_cells(wc.currency_name),
         files=lambda wc: paired_files(wc.currency_name),
+        study=pairing.study(config),
     script:
         "../workflow_scripts/pairing_digests.py"
 
@@ -204,25 +207,32 @@ rule compare:
 rule select_settings:
     input:
         evaluations=lambda wc: sorted(
-            {r["evaluation"] for r in calibration_runs(wc.currency_name)}
+            {
+                r["evaluation"]
+                for r in calibration_runs(wc.currency_name)
+                + finalist_runs(wc.currency_name)
+            }
         ),
         grid=COMPARISON["grid"],
     output:
         calibration=f"{R}/tune/{{currency_name}}/calibration.csv",
         choice=f"{R}/tune/{{currency_name}}/choice.yaml",
         markdown=f"{R}/tune/{{currency_name}}/tuning.md",
+        finalists=f"{R}/tune/{{currency_name}}/finalists.yaml",
     log:
         f"{R}/logs/select_settings/{{currency_name}}.log",
     conda:
         "../envs/expril.yaml"
     params:
         code=package_code("select_settings"),
-        runs=lambda wc: calibration_runs(wc.currency_name),
+        runs=lambda wc: calibration_runs(wc.currency_name)
+        + finalist_runs(wc.currency_name),
         order=lambda wc: grid_order(wc.currency_name),
         iterations=T,
         first_seed=GRID["calibration"]["first_seed"],
         epsilons=EPSILONS,
         resampled=lambda wc: transferred(wc.currency_name),
+        selection=GRID.get("selection"),
     script:
         "../workflow_scripts/select_settings.py"
 
@@ -266,9 +276,9 @@ PUBLISHED_FILES = (
     "figure_png",
     "cd_png",
 )
-# And, where the checking method runs (PAIRED), what pairs its runs with a rerun's and its host
-# (rule pairing_digests): a study is checked against them when it is the published one.
-PAIRING_FILES = (pairing.PAIRING, pairing.HOST)
+# And, where the checking method runs (PAIRED), what pairs its runs with a rerun's, its host and
+# its bins rule (rule pairing_digests): a study is checked against them when it is the published one.
+PAIRING_FILES = (pairing.PAIRING, pairing.HOST, pairing.STUDY)
 
 
 # Defined only where no published study is read: its outputs are that study's files, which would

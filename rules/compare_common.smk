@@ -50,6 +50,13 @@ for _currency in CURRENCIES:
             "none: tune them (`snakemake tune` with this configuration, then `compare` with columns "
             "[tuned, as configured]), or compare against a study that publishes the as-configured column"
         )
+# Its checked cells are rerun, and every run here that mixes with it runs, with the bins it was
+# published with (its study.yaml; round 2, which predates it, sized them for Laplace's noise), so
+# that they pair and compare with its runs whatever this configuration's `bins: sized_for`.
+if PUBLISHED:
+    config["bins"]["sized_for"] = published.bins_rule(
+        [f"{PUBLISHED}/{c}" for c in CURRENCIES]
+    )
 
 
 def published_folder(currency):
@@ -217,10 +224,21 @@ def reported_runs(currency):
 
 
 # How each benchmark's runs are drawn (expril/reports/design.py), and those of the study's
-# datasets that resample one record pool: no calibration run reads their records; each method's
-# choice there is transferred (expril/reports/tuning.py).
+# datasets that resample one record pool and hold no part of it for the calibration: no
+# calibration run reads their records; each method's choice there is transferred
+# (expril/reports/tuning.py). A held-out part is read by the calibration's seeds alone.
 DESIGNS = design.designs(config)
-RESAMPLED = [d for d in config["datasets"] if DESIGNS[d].resampled]
+RESAMPLED = [
+    d for d in config["datasets"] if DESIGNS[d].resampled and not DESIGNS[d].held_out
+]
+for _name in config["datasets"]:
+    _held = config["benchmarks"][_name].get("calibration")
+    if _held and _held["first_seed"] != GRID["calibration"]["first_seed"]:
+        raise ValueError(
+            f"benchmark {_name}: calibration: first_seed is {_held['first_seed']}, but "
+            f"{COMPARISON['grid']}'s calibration: first_seed is {GRID['calibration']['first_seed']}: "
+            "the calibration's runs would read the reported runs' part of the records"
+        )
 
 
 def transferred(currency):
@@ -275,6 +293,33 @@ def calibration_runs(currency):
                 )
             ]
     return runs
+
+
+@functools.cache
+def finalist_runs(currency):
+    """Round 3's more seeds for close settings (config/tuning.yaml, selection; docs/comparison.md):
+    the settings tune/<currency>/finalists.yaml names, written by the last `tune` (select_settings),
+    on the `more_runs` calibration seeds after the first `runs`; none before it or without
+    `selection`. So a second `snakemake tune` plans them and chooses on all their runs.
+    """
+    selection = GRID.get("selection")
+    path = Path(f"{R}/tune/{currency}/finalists.yaml")
+    if not selection or not path.exists():
+        return []
+    first = GRID["calibration"]["first_seed"] + GRID["calibration"]["runs"]
+    block = f"{first}-{first + selection['more_runs'] - 1}"
+    return [
+        run
+        for row in yaml.safe_load(path.read_text()) or []
+        for run in compared_runs(
+            [block],
+            {"calibration": lambda m, d, e, s=row["setting"]: s},
+            currency,
+            [row["method"]],
+            [row["dataset"]],
+        )
+        if settings.format_eps(run["eps"]) == row["eps"]
+    ]
 
 
 def checked_cells(currency):

@@ -7,11 +7,11 @@ rule make_bins:
     input:
         rules.generate_data.output.source,
     output:
-        f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}{{setting}}/marginal_bins.npz",
+        f"{R}/learner/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{setting}}/marginal_bins.npz",
     log:
-        f"{R}/logs/make_bins/{{dataset}}/{{seeds}}/eps{{eps}}{{setting}}.log",
+        f"{R}/logs/make_bins/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{setting}}.log",
     benchmark:
-        f"{R}/benchmarks/make_bins/{{dataset}}/{{seeds}}/eps{{eps}}{{setting}}.tsv"
+        f"{R}/benchmarks/make_bins/{{dataset}}/{{seeds}}/eps{{eps}}{{currency}}{{setting}}.tsv"
     conda:
         "../envs/expril.yaml"
     params:

@@ -16,7 +16,7 @@ PLUGIN_CONFIG = {
     "delta": 1e-5,
     "benchmarks": {"A": {"generator": "clusters", "dim": 2, "n_target": 600, "importance_sampling": False}},
     "val_fraction": 0.5,
-    "bins": {"snr": 4, "noiseless": "sqrt"},
+    "bins": {"snr": 4, "noiseless": "sqrt", "sized_for": "drawn"},
 }
 # The file keys of config.yaml's CTG entries, for report tests that count its features: the
 # path from the repository root, so that they do not depend on the folder pytest runs in.

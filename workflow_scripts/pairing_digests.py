@@ -9,3 +9,4 @@ from expril.reports import pairing
 
 pairing.digests(snakemake.params.cells, snakemake.params.files, snakemake.output.pairing)
 io.save_text(snakemake.output.host, yaml.safe_dump(pairing.host(), sort_keys=False))
+io.save_text(snakemake.output.study, yaml.safe_dump(snakemake.params.study, sort_keys=False))

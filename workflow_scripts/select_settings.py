@@ -11,5 +11,6 @@ tuning.write(
     first_seed=snakemake.params.first_seed,
     epsilons=snakemake.params.epsilons,
     resampled=snakemake.params.resampled,
+    selection=snakemake.params.selection,
     out=dict(snakemake.output),
 )

@@ -97,7 +97,17 @@ class Context:
         """The bins' signal-to-noise target of the setting."""
         return self.knob("snr", self.config["bins"]["snr"])
 
-    def bins_per_feature(self, snr, iterations):
-        """q by the paper's signal-to-noise rule at `snr`, for a plan of `iterations` error queries."""
+    def bins_per_feature(self, snr, iterations, mechanism=None):
+        """q by the paper's signal-to-noise rule at `snr`, for a plan of `iterations` error queries, sized
+        for the noise of `mechanism` (a registered class; by default the one the job's currency names
+        for its method, else the configuration's `mechanism`): Histogram.bins_std, or Laplace's by the
+        configuration's `bins: sized_for`."""
+        from expril.privacy import mechanisms  # here: a plug-in's import stays light
+
+        if mechanism is None:
+            mechanism = mechanisms.get(self.mechanism if self.currency else self.config["mechanism"])
+        std = settings.bins_std(
+            self.config["bins"]["sized_for"], mechanism, self.eps, self.delta, self.features, iterations
+        )
         noiseless = self.config["bins"]["noiseless"]
-        return settings.bins_per_feature(self.n_val, self.features, iterations, self.eps, snr, noiseless)
+        return settings.bins_per_feature(self.n_val, self.features, iterations, self.eps, snr, noiseless, std)

@@ -148,7 +148,7 @@ class ExPriLByMMD(Method):
             {"weights_path": "weights.npz", "bins_out": "error_bins.npz"},
             {"source_path": "source", "embedding_path": "oracle_embedding", "maps_path": feature_map},
             axes=("bandwidth", "snr"),  # the feature map's and the bins': shared by the models
-            params=lambda ctx: {"q": ctx.bins_per_feature(ctx.snr(), iterations(ctx))},
+            params=lambda ctx: {"q": ctx.bins_per_feature(ctx.snr(), iterations(ctx), type(MMD.mechanism(ctx)))},
         ),
         Step(
             "mmd_errors",

@@ -22,8 +22,8 @@ from expril.workflow import cache
 
 def laplace_scale(features, iterations, eps):
     """Laplace scale lambda = d (T+1) / eps (Eq. 14); 0 means no noise (eps = inf). It also sets
-    the bins (settings.bins_per_feature) whatever the mechanism, so mechanisms are compared on the
-    same bins.
+    the bins (settings.bins_per_feature) of every mechanism that states no std of its own
+    (Histogram.bins_std), and of all of them under `bins: sized_for: laplace` (rounds 1 and 2).
 
     The paper budgets T+1 = 3 queries on every dataset ("the number of ExPriL queries governing the
     Laplacian noise is set to 3"), also where the IS step is skipped and only T are asked: those

@@ -102,6 +102,13 @@ class Histogram(Mechanism):
     def planned_queries(self):
         return self.n_queries(self.iterations, self.importance_sampling)
 
+    @classmethod
+    def bins_std(cls, eps, delta, features, iterations):
+        """The noise std of one released count that a run's bins are sized for
+        (settings.bins_per_feature), at an equal share of the budget whatever the split; None: the
+        paper's rule, Laplace's sqrt(2) lambda with Eq. 14's lambda (Section 4.2)."""
+        return None
+
     def planned_costs(self):
         """The bin counts query's cost where the run asks it, then the T error queries'."""
         counts = [self.cost(COUNTS_QUERY)] * (self.planned_queries - self.iterations)
@@ -225,6 +232,13 @@ class GaussianCounts(ZCDP, Counts):
     def sensitivity(self):
         """L2: one count of each of the d histograms moved by 1."""
         return math.sqrt(self.features)
+
+    @classmethod
+    def bins_std(cls, eps, delta, features, iterations):
+        """The Gaussian's std on one count at an equal share of the run's rho (the noise it draws as
+        configured): the bins follow the noise drawn, not Laplace's (docs/comparison.md, "Bins");
+        0 at eps = inf."""
+        return cls(eps, delta, features, iterations, importance_sampling=True).scale
 
     def _std(self, query):
         """`query`'s noise std: rho_share as configured, its split's share of the run's rho with one."""

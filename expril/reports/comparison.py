@@ -461,7 +461,9 @@ def markdown(table, tests, ranking, methods, datasets, primary, repeats=frozense
         "Non-private references: ĥ* trained on the curator's validation split with its labels, h0* its majority class.",
     ]
     own = without(table, repeats)
-    lines += ["", *leaders_table(leaders(own, methods, primary, tests), shown, primary, methods)]
+    majority = table[table.method == "h0_star"].set_index("dataset")["mean"]
+    top = leaders(own, methods, primary, tests)
+    lines += ["", *leaders_table(top, shown, primary, methods, unled(own, methods, primary), majority)]
     if {TUNED, CONFIGURED} <= set(table.column):
         lines += ["", *effect_table(tuning_effect(own, methods))]
     lines += [
@@ -513,7 +515,100 @@ def markdown(table, tests, ranking, methods, datasets, primary, repeats=frozense
     return "\n".join(lines) + "\n"
 
 
-def leaders_table(top, datasets, column, methods):
+# ---------------------------------------------------------------- round 3's checks (issue 49)
+
+
+def unled(table, methods, column):
+    """The finite-eps cells (dataset, eps) where no compared method's mean beats h0*, the majority
+    class (a reference at eps = inf): no one's lead, whatever the highest mean there."""
+    majority = table[table.method == "h0_star"].set_index("dataset")["mean"]
+    compared = contested(table[table.method.isin(methods) & (table.column == column)])
+    best = compared.groupby(["dataset", "eps"])["mean"].max()
+    return {cell for cell, mean in best.items() if cell[0] in majority.index and mean <= majority[cell[0]]}
+
+
+def missing_configured(table):
+    """The (dataset, method, eps) cells with a tuned column but no as-configured one beside it: every
+    table shows what the tuning changed (docs/comparison.md, "Tuning")."""
+    private = table[~table.method.isin(REFERENCES)]
+    columns = private.groupby(["dataset", "method", "eps"]).column.agg(set)
+    return sorted(cell for cell, held in columns.items() if TUNED in held and CONFIGURED not in held)
+
+
+def drops(runs, methods, column, designs):
+    """Every fall of a method's mean accuracy from one eps to the next larger (eps = inf included, the
+    last), per dataset, in `column`, with the 95 % confidence interval of the fall: the runs are
+    paired by seed (run r draws the same data at every eps), the interval Student's on their
+    differences, with the corrected resampled variance where the runs resample one record pool
+    (statistics.paired_interval). `runs`: counted(); a frame, one row per drop, in points."""
+    rows = []
+    chosen = runs[runs.method.isin(methods) & (runs.column == column)]
+    for (dataset, method), group in chosen.groupby(["dataset", "method"], sort=False):
+        by_eps = group.pivot_table(index="seed", columns="eps", values="correct", aggfunc="first")
+        n_test = group.n_test.iloc[0]
+        design = designs[dataset]
+        overlap = design.n_test / design.n_train if design.resampled else 0.0
+        settings_of = group.groupby("eps").setting.first()
+        eps_values = sorted(by_eps.columns)
+        for low, high in zip(eps_values, eps_values[1:]):
+            pairs = by_eps[[low, high]].dropna()
+            change, lo, hi = statistics.paired_interval(100 * (pairs[high] - pairs[low]) / n_test, overlap)
+            if change < 0:
+                rows.append(
+                    dict(
+                        dataset=dataset,
+                        method=method,
+                        eps=low,
+                        next_eps=high,
+                        mean=100 * pairs[low].sum() / (len(pairs) * n_test),
+                        next_mean=100 * pairs[high].sum() / (len(pairs) * n_test),
+                        change=change,
+                        ci_low=lo,
+                        ci_high=hi,
+                        runs=len(pairs),
+                        setting=settings_of[low],
+                        next_setting=settings_of[high],
+                    )
+                )
+    return pd.DataFrame(rows, columns=DROP_COLUMNS)
+
+
+DROP_COLUMNS = [
+    "dataset",
+    "method",
+    "eps",
+    "next_eps",
+    "mean",
+    "next_mean",
+    "change",
+    "ci_low",
+    "ci_high",
+    "runs",
+    "setting",
+    "next_setting",
+]
+
+
+def drops_table(falls, column):
+    """drops() as Markdown."""
+    lines = [
+        f"Every fall of a method's mean from one ε to the next larger ({column}; points, 95 % confidence "
+        "interval of the fall, runs paired by seed, corrected for resampled pools):",
+        "",
+    ]
+    if falls.empty:
+        return lines + ["None."]
+    lines += ["| Dataset | method | ε → ε | mean → mean | fall [95 % CI] | settings |", "|---|---|---|---|---|---|"]
+    for r in falls.itertuples():
+        settings_text = f"`{r.setting or 'configured'}` → `{r.next_setting or 'configured'}`"
+        lines.append(
+            f"| {r.dataset} | {NAMES[r.method]} | {eps_text(r.eps)} → {eps_text(r.next_eps)} | {r.mean:.1f} → "
+            f"{r.next_mean:.1f} | {r.change:+.1f} [{r.ci_low:+.1f}, {r.ci_high:+.1f}] | {settings_text} |"
+        )
+    return lines
+
+
+def leaders_table(top, datasets, column, methods, unled_cells=frozenset(), majority=None):
     """The highest-mean table (leaders()) as Markdown, with a last row counting, per eps, the
     cells C-ExPriL wins (★) and loses (▲) significantly, and its legend."""
     eps_values = sorted(top.index.get_level_values("eps").unique())
@@ -530,19 +625,26 @@ def leaders_table(top, datasets, column, methods):
                 cells.append("n/a")
                 continue
             leader = top.loc[(dataset, e)]
+            if (dataset, e) in unled_cells:
+                cells.append(f"no lead: {leader['methods']} ({leader['mean']:.1f}) ≤ h0* ({majority[dataset]:.1f})")
+                continue
             marks = " ".join(m for m in (leader["mark"], "⊘" if leader["collapsed"] else "") if m)
             cells.append(f"{leader['methods']} ({leader['mean']:.1f})" + (f" {marks}" if marks else ""))
         lines.append(f"| {dataset} | " + " | ".join(cells) + " |")
-    marks = top.groupby(level="eps").mark
-    lines.append(
-        "| ★ / ▲ | " + " | ".join(f"{(m == '★').sum()} / {(m == '▲').sum()} of {len(m)}" for _, m in marks) + " |"
-    )
+    led = top[[cell not in unled_cells for cell in top.index]]
+    counts = []
+    for e in eps_values:
+        m = led.mark[led.index.get_level_values("eps") == e]
+        none = sum(cell[1] == e for cell in unled_cells)
+        counts.append(f"{(m == '★').sum()} / {(m == '▲').sum()} of {len(m)}" + (f", no lead {none}" if none else ""))
+    lines.append("| ★ / ▲ | " + " | ".join(counts) + " |")
     rivals = ", ".join(NAMES[m] for m in methods if m in RIVALS)
     return lines + [
         "",
         f"★: C-ExPriL leads and every rival ({rivals}) that ran is significantly below it; ▲: the leader is "
         "significantly above C-ExPriL (the paired tests below, Holm-adjusted); no mark: neither; ⊘: every "
-        "leader collapsed. Last row: the cells marked, per ε.",
+        "leader collapsed; no lead: no method's mean beats h0*, the majority class, and the cell is no one's "
+        "lead, marked or counted for none. Last row: the cells marked, per ε, and those no one leads.",
     ]
 
 
@@ -699,6 +801,11 @@ def compare(
         methods = [m for m in published.methods(published_folder) if m not in methods] + list(methods)
     accuracy = counted(accuracy, designs)
     table = comparison_table(accuracy, spent)
+    if published_folder is None and (missing := missing_configured(table)):
+        raise ValueError(
+            f"tuned cells without their as-configured column, e.g. {missing[:3]}: every table keeps it "
+            "(config: comparison: columns: [tuned, as configured]; docs/comparison.md, Tuning)"
+        )
     primary = TUNED if TUNED in (own or set(accuracy.column)) else CONFIGURED
     tests = paired_tests(accuracy, primary, designs)
     ranking, ranks = rankings(table, methods, primary)
@@ -712,6 +819,7 @@ def compare(
     repeats = plain_repeats(accuracy)
     resampled = [d for d, design in designs.items() if design.resampled]
     md = markdown(table, tests, ranking, methods, datasets, primary, repeats, resampled, currency)
-    io.save_text(out["comparison_md"], md + note)
+    falls = drops(without(accuracy, repeats), methods, primary, designs)
+    io.save_text(out["comparison_md"], md + "\n" + "\n".join(drops_table(falls, primary)) + "\n" + note)
     figure(accuracy, table, methods, datasets, primary, out["figure_pdf"], out["figure_png"], repeats)
     cd_figure(ranking, ranks, out["cd_pdf"], out["cd_png"])

@@ -16,7 +16,14 @@ import pandas as pd
 from expril import io
 
 COLUMNS = ["dataset", "eps", "column", "setting", "seed", "part", "sha256"]
-HOST, PAIRING = "host.yaml", "pairing.csv"
+HOST, PAIRING, STUDY = "host.yaml", "pairing.csv", "study.yaml"
+
+
+def study(config):
+    """What a rerun of a study's checked cells must follow to pair with them, beside its digests:
+    the noise its bins are sized for (config `bins: sized_for`, which sets LLP's bins; a study
+    published before the key, round 2, sized them for Laplace's: published.bins_rule)."""
+    return {"bins": config["bins"]["sized_for"]}
 
 
 def _npz_digests(path):

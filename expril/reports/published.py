@@ -48,6 +48,22 @@ def methods(folder):
     return [m for m in read.method.unique() if m not in ("h_star", "h0_star")]
 
 
+def bins_rule(folders):
+    """The noise the published study's bins are sized for (config `bins: sized_for`), as its
+    study.yaml records it in each currency's folder of `folders`; without one, Laplace's: round 2
+    predates the record and the Gaussian sizing (docs/extending.md, "Against the published study")."""
+    recorded = {
+        yaml.safe_load(path.read_text())["bins"] if (path := Path(f) / pairing.STUDY).exists() else "laplace"
+        for f in folders
+    }
+    if len(recorded) != 1 or not recorded <= {"drawn", "laplace"}:
+        raise ValueError(
+            f"{', '.join(map(str, folders))}: {pairing.STUDY}: bins: one of 'drawn' or 'laplace' for every "
+            f"currency (none: 'laplace'), got {sorted(recorded)}"
+        )
+    return recorded.pop()
+
+
 def checked_cells(study, method, datasets, epsilons, where):
     """The cells of `method` (registry.checking) in `study` (its runs, a frame or dicts: method,
     dataset, eps, column, setting) that a rerun checks against the published study, from `where`: the first and the last

@@ -129,7 +129,7 @@ def _parameters(spec):
         return f"{spec['clusters']} clusters, d_i = {spec['dim']}"
     if spec["generator"] == "latent":
         return f"d_l = {spec['latent_dim']}, d_i = {spec['dim']}"
-    file = Path(spec["csv"]).stem
+    file = Path(spec["csv"]).stem if spec["generator"] == "csv" else spec["file"].split("/")[-1].split(".")[0]
     return f"{file}, shift on {spec['shift']}" if spec["shift"] else f"{file}, random split"
 
 

@@ -5,6 +5,8 @@ over every test made, and per ε the Friedman test over datasets on the methods'
 the Nemenyi critical difference, drawn as a critical-difference diagram. Accuracies enter them as
 counts of correct test records (correct())."""
 
+import math
+
 import numpy as np
 from scipy import stats
 
@@ -55,6 +57,18 @@ def corrected_t(a, b, n_train, n_test):
     if spread == 0:
         return 0.0
     return float(2 * stats.t.sf(abs(d.mean()) / spread, len(d) - 1))
+
+
+def paired_interval(d, overlap=0.0, level=0.95):
+    """The `level` confidence interval of the mean of paired differences `d` (J runs): mean(d) +-
+    t_{J-1} sqrt((1/J + overlap) var(d)), `overlap` = n_test/n_train for runs that resample one
+    record pool (corrected_t's variance), 0 for independent runs. (mean, low, high)."""
+    d = np.asarray(d, dtype=float)
+    mean = float(d.mean())
+    if len(d) < 2:
+        return mean, math.nan, math.nan
+    half = stats.t.ppf((1 + level) / 2, len(d) - 1) * math.sqrt((1 / len(d) + overlap) * d.var(ddof=1))
+    return mean, mean - half, mean + half
 
 
 def holm(p_values):

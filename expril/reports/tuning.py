@@ -85,6 +85,12 @@ def select(table, order, epsilons, resampled=None):
                 "one record pool); tune them beside datasets that draw fresh data"
             )
     best |= {(m, d, e): s for (m, e), s in transferred.items() for d in resampled.get(m, ())}
+    return _choice(best, epsilons)
+
+
+def _choice(best, epsilons):
+    """{method: {dataset: {eps text: suffix}}} from {(method, dataset, calibrated eps): setting}:
+    every eps of `epsilons` takes the nearest calibrated eps's setting (grids.nearest)."""
     calibrated = sorted({eps for _, _, eps in best})
     choice = {}
     for method, dataset in dict.fromkeys((m, d) for m, d, _ in best):
@@ -141,12 +147,29 @@ def markdown(table, choice):
     return "\n".join(lines)
 
 
-def write(runs, order, iterations, first_seed, epsilons, resampled, out):
+def write(runs, order, iterations, first_seed, epsilons, resampled, out, selection=None):
     """The calibration table, the choice (YAML) and its report to `out`'s paths; `order`: each
-    method's settings in its grid's order ('' as configured); `resampled`: select()'s."""
+    method's settings in its grid's order ('' as configured); `resampled`: select()'s; `selection`
+    (config/tuning.yaml's): round 3's rules (select_round3) with its `simpler`, else select()."""
     table = calibration_table(runs, iterations, first_seed)
     order = {m: [s or "configured" for s in names] for m, names in order.items()}
-    choice = select(table, order, epsilons, resampled)
+    chosen = {}
+    if selection is None:
+        choice = select(table, order, epsilons, resampled)
+    else:
+        choice = select_round3(table, order, epsilons, resampled or {}, selection["simpler"])
+        chosen = finalists(table, order, selection["finalists"])
+    rows = [
+        {"method": m, "dataset": d, "eps": settings.format_eps(e), "setting": "" if s == "configured" else s}
+        for (m, d, e), names in chosen.items()
+        for s in names
+    ]
+    io.save_text(
+        out["finalists"],
+        "# Written by `snakemake tune` (expril/reports/tuning.py): the settings that run the\n"
+        "# calibration's extra seeds (round 3's more-seeds rule; '': as configured).\n"
+        + yaml.safe_dump(rows, sort_keys=False),
+    )
     io.save_csv(out["calibration"], table)
     io.save_text(
         out["choice"],
@@ -155,3 +178,127 @@ def write(runs, order, iterations, first_seed, epsilons, resampled, out):
         + yaml.safe_dump(choice, sort_keys=False),
     )
     io.save_text(out["markdown"], markdown(table, choice))
+
+
+# ---------------------------------------------------------------- round 3's selection rules
+# docs/comparison.md, "Selection (round 3)": collapses count against a setting, the best few close
+# settings get more calibration seeds, a one-standard-error rule prefers the simpler setting, and
+# on the datasets without calibration runs a monotone transfer. Fixed before round 3's calibration.
+
+
+def _cells(table):
+    """Per (method, dataset, eps, setting): runs, collapsed runs, mean accuracy (rounded as _means)
+    and its standard error (sample std / sqrt(runs); 0 for one run)."""
+    runs = table.assign(collapsed=comparison.collapsed(table.positive_share))
+    cells = runs.groupby(["method", "dataset", "eps", "setting"], sort=False).agg(
+        runs=("accuracy", "size"), collapsed=("collapsed", "sum"), mean=("accuracy", "mean"), std=("accuracy", "std")
+    )
+    cells["mean"] = cells["mean"].round(9)
+    cells["se"] = (cells["std"].fillna(0) / cells.runs**0.5).round(9)
+    return cells.drop(columns="std")
+
+
+def _eligible(cell):
+    """The settings of one cell (a frame indexed by setting) that collapsed in the fewest runs: those
+    that never did, where any never did."""
+    return cell[cell.collapsed == cell.collapsed.min()]
+
+
+def _leader(cell, order):
+    """The setting with the highest mean, a tie to the earliest in `order`."""
+    return _first_best(cell["mean"].to_dict(), [s for s in order if s in cell.index])
+
+
+def finalists(table, order, count):
+    """{(method, dataset, eps): [settings]}: per calibrated cell, where settings are close, the best
+    `count` of them, which get more calibration seeds (more_runs): among the settings that collapsed
+    in the fewest runs, the leader by mean and those whose mean is within two standard errors of the
+    leader's (its runs' std / sqrt(runs)), by mean, ties to the grid's order. A cell whose leader
+    stands alone has none. Each cell is compared on the seeds all its settings ran (the first
+    ones: the finalists' extra seeds, once run, leave the finalists unchanged)."""
+    shared = table.groupby(["method", "dataset", "eps", "seed"]).setting.transform("nunique")
+    table = table[shared == table.groupby(["method", "dataset", "eps"]).setting.transform("nunique")]
+    chosen = {}
+    for key, cell in _cells(table).groupby(level=[0, 1, 2], sort=False):
+        cell = _eligible(cell.droplevel([0, 1, 2]))
+        ranked = sorted(cell.index, key=lambda s: (-cell.at[s, "mean"], order[key[0]].index(s)))
+        lead = ranked[0]
+        close = [s for s in ranked if cell.at[s, "mean"] >= cell.at[lead, "mean"] - 2 * cell.at[lead, "se"]]
+        if len(close) > 1:
+            chosen[key] = close[:count]
+    return chosen
+
+
+def more_runs(finalists, first_seed, runs, extra):
+    """The plan hook of the more-seeds rule: {(method, dataset, eps, setting): seeds} that each
+    finalist (finalists()) runs beyond the calibration's `runs` seeds from `first_seed`: the next
+    `extra` seeds, disjoint from the first ones and from the reported runs."""
+    seeds = list(range(first_seed + runs, first_seed + runs + extra))
+    return {(*key, s): seeds for key, settings_ in finalists.items() for s in settings_}
+
+
+def simplicity(setting, simpler):
+    """A setting's place in the one-standard-error rule's order (smaller: simpler): per axis that
+    `simpler` orders ({axis: its values, simplest first}, config/tuning.yaml), in that order, the
+    index of the setting's value ('configured' where the suffix leaves the axis out)."""
+    values = dict(part.split("=", 1) for part in setting.split("~")[1:]) if simpler else {}
+    return tuple(
+        [str(v) for v in ranking].index(str(values.get(axis, grids.CONFIGURED))) for axis, ranking in simpler.items()
+    )
+
+
+def choose(cell, order, simpler):
+    """One calibrated cell's setting (`cell`: _cells() of one method, dataset and eps, indexed by
+    setting): among the settings with the most runs (the finalists, once their extra seeds ran),
+    those that collapsed in the fewest runs; their leader by mean; then the simplest (simplicity(),
+    ties to the grid's order) whose mean is within one standard error of the leader's."""
+    cell = _eligible(cell[cell.runs == cell.runs.max()])
+    lead = _leader(cell, order)
+    near = [s for s in order if s in cell.index and cell.at[s, "mean"] >= cell.at[lead, "mean"] - cell.at[lead, "se"]]
+    return min(near, key=lambda s: (simplicity(s, simpler), order.index(s)))
+
+
+def transfer_monotone(table, order):
+    """{(method, eps): setting} for the datasets without calibration runs: per method and calibrated
+    eps, among the settings that collapsed in the fewest calibration runs over the calibrated
+    datasets, the best average rank (transfer()); but at each finite eps after the smallest, only a
+    setting that ranks at least as high as the previous eps's choice on every calibrated dataset
+    may replace it (the previous choice stays where it is still among the fewest collapses). So a
+    larger eps never takes a setting that the calibration ranks below the smaller eps's choice
+    anywhere. eps = inf, a reference, is chosen alone."""
+    cells = _cells(table)
+    chosen = {}
+    for method, frame in cells.groupby(level=0, sort=False):
+        previous = None
+        for eps in sorted(set(frame.index.get_level_values(2))):
+            at = frame.xs(eps, level=2).droplevel(0)  # (dataset, setting)
+            totals = at.groupby(level="setting").collapsed.sum()
+            eligible = set(totals[totals == totals.min()].index)
+            means = at["mean"].unstack("setting")[sorted(eligible, key=order[method].index)]
+            ranks = means.rank(axis=1, ascending=False, method="average")
+            allowed = list(ranks.columns)
+            if previous in eligible and math.isfinite(eps):
+                unranked = ranks.isna()  # a dataset where either did not run leaves the pair unordered
+                allowed = [
+                    s for s in allowed if ((ranks[s] <= ranks[previous]) | unranked[s] | unranked[previous]).all()
+                ]
+            best = _first_best((-ranks[allowed].mean()).to_dict(), [s for s in order[method] if s in allowed])
+            chosen[method, eps] = best
+            if math.isfinite(eps):
+                previous = best
+    return chosen
+
+
+def select_round3(table, order, epsilons, resampled, simpler):
+    """select()'s {method: {dataset: {eps text: suffix}}} by round 3's rules: choose() on every
+    calibrated cell, transfer_monotone() on the datasets `resampled` lists (no calibration run)."""
+    scored = sorted({d for datasets in resampled.values() for d in datasets} & set(table.dataset))
+    if scored:
+        raise ValueError(f"calibration runs on {scored}, whose choice is transferred, never scored on their records")
+    best = {
+        key: choose(cell.droplevel([0, 1, 2]), order[key[0]], simpler)
+        for key, cell in _cells(table).groupby(level=[0, 1, 2], sort=False)
+    }
+    transferred = transfer_monotone(table, order)
+    best |= {(m, d, e): s for (m, e), s in transferred.items() for d in resampled.get(m, ())}
+    return _choice(best, epsilons)

@@ -7,7 +7,7 @@ from expril.steps.blocks import log, timed
 
 @timed
 def generate_data(source_path, target_path, name, spec, seeds, redraw):
-    table = tables.load(name, spec) if spec["generator"] == "csv" else None
+    table = tables.load(name, spec) if tables.is_table(spec) else None
     block = datasets.generate_block(name, spec, seeds, redraw, table)
     save_npz(source_path, x=block["source_x"], seeds=block["seeds"])
     save_npz(target_path, x=block["target_x"], y=block["target_y"], seeds=block["seeds"])

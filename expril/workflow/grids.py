@@ -75,9 +75,13 @@ def check_effort(grid, families, path):
 
 
 def settings(grid, family):
-    """Every setting of a family, the as-configured one first, as {axis: value}."""
+    """Every setting of a family, the as-configured one first, as {axis: value}: the product of its
+    axes, less those that move more than one of the grid file's `one_at_a_time` axes off their
+    configured value (each such axis is varied with the others of its kind as configured)."""
     axes = grid["families"][family]
-    return [dict(zip(axes, values)) for values in itertools.product(*axes.values())]
+    apart = set(grid.get("one_at_a_time", ())) & set(axes)
+    product = (dict(zip(axes, values)) for values in itertools.product(*axes.values()))
+    return [s for s in product if sum(s[axis] != CONFIGURED for axis in apart) <= 1]
 
 
 def suffix(grid, family, setting, axes=None):

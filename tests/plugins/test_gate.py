@@ -377,7 +377,7 @@ def test_expril_by_mmd_plans_its_currencys_mechanisms_and_spends_the_runs_budget
     by_mmd = registry.methods()["mmd"]
     chains = {"C": "gaussian-counts", "I": "gaussian-counts", "C-mmd": "gaussian-counts", "I-mmd": "gaussian-counts"}
     approx = currency.Currency("approx", 1e-5, mechanisms.RECORD, chains)
-    config = CONFIG | {"iterations": 2, "mechanism": "paper", "bins": {"snr": 4, "noiseless": 8}}
+    config = CONFIG | {"iterations": 2, "mechanism": "paper", "bins": {"snr": 4, "noiseless": 8, "sized_for": "drawn"}}
     config["benchmarks"] = {"A": CONFIG["benchmarks"]["A"] | {"importance_sampling": True}}
     ctx = Context(config, GRID, "mmd", "A", "0-1", "1", "", functools.partial(str), approx)
     assert ctx.mechanism_for(list(by_mmd.reports)) == "gaussian-counts" and ctx.eps_folder == "1@approx"
@@ -397,7 +397,13 @@ def test_expril_by_mmd_plans_its_currencys_mechanisms_and_spends_the_runs_budget
     tuned = Context(config, GRID, "mmd", "A", "0-1", "1", "~snr=16", functools.partial(str), approx)
     assert by_mmd.output(by_mmd.step("oracle_embedding"), tuned) == "res/oracle/A/0-1/eps1@approx-mmd/embedding.npz"
     bins = by_mmd.step("mmd_reweight").params
-    assert bins(tuned)["q"] == tuned.bins_per_feature(16, 2) != bins(ctx)["q"] == ctx.bins_per_feature(4, 2)
+    gaussian = mechanisms.GaussianCounts
+    assert (
+        bins(tuned)["q"]
+        == tuned.bins_per_feature(16, 2, gaussian)
+        != bins(ctx)["q"]
+        == ctx.bins_per_feature(4, 2, gaussian)
+    )
     # without a currency: the configured `mechanism` (Laplace's paper) beside rff-embedding, untagged
     plain = Context(config, GRID, "mmd", "A", "0-1", "1", "", functools.partial(str))
     assert gate.planned(by_mmd, plain, by_mmd.step("oracle_embedding")).name == "rff-embedding"

@@ -518,3 +518,70 @@ def test_an_expril_run_is_read_at_its_settings_last_iteration(tmp_path):
     run = {"method": "I", "dataset": "A", "eps": 1.0, "column": "tuned", "setting": "", "evaluation": str(path)}
     read = comparison.read_runs([run, run | {"setting": "~budget=T1", "iterations": 1}], 2)
     assert read.accuracy.tolist() == pytest.approx([0.7, 0.6])
+
+
+# ---------------------------------------------------------------- round 3's checks (issue 49)
+
+
+def test_a_cell_where_no_method_beats_the_majority_class_is_no_ones_lead():
+    """h0* scores 70 on A. At eps 1 the best method (LLP, 65) is below it: no one's lead, neither
+    marked nor counted; at eps 10 C-ExPriL's 80 beats it: a lead, counted."""
+    runs = _runs(
+        {
+            ("A", "C", 1.0): [0.60, 0.62],
+            ("A", "llp", 1.0): [0.65, 0.65],
+            ("A", "C", 10.0): [0.80, 0.80],
+            ("A", "llp", 10.0): [0.70, 0.72],
+            ("A", "h0_star", INF): [0.70, 0.70],
+        }
+    ).assign(column=lambda f: np.where(f.method == "h0_star", "reference", "tuned"))
+    table = _table(comparison.counted(runs, DESIGNS))
+    assert comparison.unled(table, ["C", "llp"], "tuned") == {("A", 1.0)}
+    top = comparison.leaders(
+        table, ["C", "llp"], "tuned", comparison.paired_tests(comparison.counted(runs, DESIGNS), "tuned", DESIGNS)
+    )
+    majority = table[table.method == "h0_star"].set_index("dataset")["mean"]
+    lines = comparison.leaders_table(top, ["A"], "tuned", ["C", "llp"], {("A", 1.0)}, majority)
+    assert lines[4] == "| A | no lead: LLP (65.0) ≤ h0* (70.0) | C-ExPriL (80.0) |"
+    assert lines[5] == "| ★ / ▲ | 0 / 0 of 0, no lead 1 | 0 / 0 of 1 |"
+
+
+def test_every_tuned_cell_keeps_its_as_configured_column(tmp_path):
+    runs = _runs({("A", "C", 1.0): [0.6, 0.7], ("A", "llp", 1.0): [0.6, 0.7]})
+    configured = _runs({("A", "C", 1.0): [0.6, 0.7]}, column="as configured")
+    table = _table(comparison.counted(pd.concat([runs, configured]), DESIGNS))
+    assert comparison.missing_configured(table) == [("A", "llp", 1.0)]
+    assert comparison.missing_configured(_table(comparison.counted(configured, DESIGNS))) == []
+
+
+def test_every_fall_from_one_eps_to_the_next_is_listed_with_its_confidence_interval():
+    """Fresh data (A, 100 test records): the 4 runs' differences from eps 1 to 3 are -10, -6, -8,
+    -4 points (mean -7, sd 2.58), Student's 95 % interval -7 +- 3.182 * 2.58 / 2 = [-11.11, -2.89];
+    3 -> 10 rises (left out); 10 -> inf falls by 1 everywhere (sd 0: [-1, -1]). On a resampled
+    pool (CTG: n_test/n_train = 100/150) the interval widens by sqrt((1/4 + 2/3) / (1/4))."""
+    c1, c3 = [0.80, 0.76, 0.78, 0.74], [0.70, 0.70, 0.70, 0.70]
+    runs = _runs(
+        {
+            ("A", "C", 1.0): c1,
+            ("A", "C", 3.0): c3,
+            ("A", "C", 10.0): [0.9] * 4,
+            ("A", "C", INF): [0.89] * 4,
+            ("CTG", "C", 1.0): c1,
+            ("CTG", "C", 3.0): c3,
+        }
+    )
+    falls = comparison.drops(comparison.counted(runs, DESIGNS), ["C"], "tuned", DESIGNS)
+    assert falls[["dataset", "eps", "next_eps"]].values.tolist() == [
+        ["A", 1.0, 3.0],
+        ["A", 10.0, INF],
+        ["CTG", 1.0, 3.0],
+    ]
+    half = stats.t.ppf(0.975, 3) * np.std([-10, -6, -8, -4], ddof=1) / 2
+    first = falls.iloc[0]
+    assert (first["mean"], first.next_mean, first.change) == pytest.approx((77.0, 70.0, -7.0))
+    assert (first.ci_low, first.ci_high) == pytest.approx((-7 - half, -7 + half))
+    assert (falls.iloc[1].change, falls.iloc[1].ci_low, falls.iloc[1].ci_high) == pytest.approx((-1, -1, -1))
+    widened = half * math.sqrt((1 / 4 + 100 / 150) / (1 / 4))
+    assert falls.iloc[2].ci_high == pytest.approx(-7 + widened)
+    lines = comparison.drops_table(falls, "tuned")
+    assert lines[4] == "| A | C-ExPriL | 1 → 3 | 77.0 → 70.0 | -7.0 [-11.1, -2.9] | `configured` → `configured` |"

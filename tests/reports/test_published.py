@@ -161,3 +161,25 @@ def test_the_published_runs_of_the_methods_not_run_here_are_read_with_the_refere
     read = published.accuracies(folder, ["llp"])
     assert set(read.method) == {"C", "h_star"} and set(read[read.method == "h_star"].setting) == {""}
     assert published.methods(folder) == ["llp", "C"]
+
+
+def test_the_published_studys_bins_rule_is_its_recorded_one_and_laplaces_before_the_record(tmp_path):
+    """study.yaml (pairing_digests) records the noise a study's bins are sized for; a folder without
+    it (round 2's, summary/comparison) is Laplace's, as round 2 sized them; currencies that disagree,
+    or a rule not known, are refused by file."""
+    folders = [tmp_path / "approx", tmp_path / "pure"]
+    for folder in folders:
+        folder.mkdir()
+    assert published.bins_rule(folders) == "laplace"
+    config = {"bins": {"snr": 4, "noiseless": "sqrt", "sized_for": "drawn"}}
+    for folder in folders:
+        (folder / pairing.STUDY).write_text(yaml.safe_dump(pairing.study(config)))
+    assert published.bins_rule(folders) == "drawn"
+    (folders[1] / pairing.STUDY).unlink()
+    with pytest.raises(
+        ValueError, match=r"pure: study.yaml: bins: one of 'drawn' or 'laplace' .*\['drawn', 'laplace'\]"
+    ):
+        published.bins_rule(folders)
+    (folders[1] / pairing.STUDY).write_text("bins: uniform\n")
+    with pytest.raises(ValueError, match=r"got \['drawn', 'uniform'\]"):
+        published.bins_rule(folders)

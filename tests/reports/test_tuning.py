@@ -50,6 +50,13 @@ def test_every_grid_starts_as_configured_and_every_compared_method_has_the_grids
     expril = grids.family("C")
     knobs = set().union(*(grids.knobs_of(GRID, a, v) for s in grids.settings(GRID, expril) for a, v in s.items()))
     assert {"iterations", "split", "snr"} <= knobs
+    # Round 3's bins (#49) go 4x finer as well as 4x coarser in every family with bins, each moved
+    # apart from the family's other axis: its own four are as configured, snr 16, snr 1, the other.
+    own = {"expril": "~budget=T1", "mmd": "~bandwidth=0.5", "llp": "~split=0.3"}
+    for family, other in own.items():
+        assert GRID["families"][family]["snr"] == ["configured", 16, 1]
+        suffixes = {grids.suffix(GRID, family, s) for s in grids.settings(GRID, family) if s["model"] == "configured"}
+        assert suffixes == {"", "~snr=16", "~snr=1", other}
 
 
 def test_a_settings_name_round_trips_and_names_the_axes_a_file_depends_on():
@@ -144,6 +151,25 @@ def test_a_plug_ins_own_grid_joins_the_grid_files_and_an_entry_there_wins(tmp_pa
     bad = types.SimpleNamespace(name="bad", grid={"model": ["tanh32"]}, recipes={})
     with pytest.raises(ValueError, match=r"plug-in types: grid: families: bad: model: the first value must be"):
         grids.load(path, [bad])
+
+
+def test_one_at_a_time_axes_never_leave_their_configured_value_together():
+    """`one_at_a_time`: a 3 x 2 product less the two settings that move both axes; the models and an
+    axis not listed still cross every value."""
+    families = {"binned": {"model": MODELS, "snr": ["configured", 16, 1], "split": ["configured", 0.3]}}
+    grid = {"families": families, "one_at_a_time": ["snr", "split"]}
+    assert [grids.suffix(grid, "binned", s) for s in grids.settings(grid, "binned")][:4] == [
+        "",
+        "~split=0.3",
+        "~snr=16",
+        "~snr=1",
+    ]
+    assert len(grids.settings(grid, "binned")) == 12 and len(grids.settings({"families": families}, "binned")) == 18
+    grids.check_effort({**grid, "effort": 12}, ["binned"], "grid.yaml")
+    # the models apart too: (3 snr + 2 models) x 2 splits
+    assert len(grids.settings({**grid, "one_at_a_time": ["snr", "model"]}, "binned")) == 10
+    # an axis no family has constrains nothing (a grid may drop it: the effort check still counts)
+    assert len(grids.settings({**grid, "one_at_a_time": ["snr", "bandwith"]}, "binned")) == 18
 
 
 def test_a_compared_method_short_of_the_studys_effort_is_told_what_to_add():
@@ -256,11 +282,13 @@ def test_the_calibration_table_refuses_a_reported_runs_seed(tmp_path):
 def test_a_currency_without_a_method_to_calibrate_writes_an_empty_choice(tmp_path):
     """A user's method run in one currency against the published study: the other currency's
     selection has no run (it crashed on concatenating none)."""
-    out = {name: tmp_path / name for name in ("calibration", "choice", "markdown")}
-    tuning.write([], {}, 2, 10000, [0.1, 1.0], set(), out)
-    assert yaml.safe_load(out["choice"].read_text()) == {}
-    assert pd.read_csv(out["calibration"]).empty
-    assert "nothing was calibrated" in out["markdown"].read_text()
+    out = {name: tmp_path / name for name in ("calibration", "choice", "markdown", "finalists")}
+    for selection in (None, GRID["selection"]):
+        tuning.write([], {}, 2, 10000, [0.1, 1.0], set(), out, selection)
+        assert yaml.safe_load(out["choice"].read_text()) == {}
+        assert pd.read_csv(out["calibration"]).empty
+        assert "nothing was calibrated" in out["markdown"].read_text()
+        assert yaml.safe_load(out["finalists"].read_text()) == []
 
 
 @pytest.mark.slow
@@ -370,3 +398,136 @@ def test_a_tuned_t1_run_is_read_at_its_own_last_iteration(tmp_path):
     assert f"{run}~snr=16~budget=T1/both/errors_t0.ledger.csv" in compare["input"]
     assert f"{run}/both/errors_t1.ledger.csv" in compare["input"]
     assert "results/plan/eval/A/0-1/eps1@approx~snr=16~budget=T1/accuracy.csv" in compare["input"]
+
+
+# ---------------------------------------------------------------- round 3's selection rules
+
+
+def _runs(cells, method="aim", dataset="A", eps=1.0):
+    """A calibration table from {setting: [(accuracy, positive_share), ...]}, seeds from 10000."""
+    return pd.DataFrame(
+        [
+            dict(method=method, dataset=dataset, eps=eps, setting=s, seed=10000 + i, accuracy=a, positive_share=p)
+            for s, runs in cells.items()
+            for i, (a, p) in enumerate(runs)
+        ]
+    )
+
+
+def _cell(cells):
+    return tuning._cells(_runs(cells)).droplevel([0, 1, 2])
+
+
+SIMPLER = {"model": ["logreg", "tanh32", "configured"]}
+
+
+def test_a_setting_that_collapses_is_chosen_only_where_every_setting_does():
+    """Round 2's AIM on A at eps 1: the best mean collapsed in 2 of 5 runs. X's mean is the highest
+    (0.9) but one of its runs labels 99.5 % alike; Y never collapses: Y. Where every setting
+    collapses, the one that collapses least (Y, 1 run against 2), whatever the means."""
+    fine, flat = 0.5, 0.995
+    order = ["configured", "~rounds=4"]
+    cell = _cell({"configured": [(0.9, fine), (0.9, flat), (0.9, fine)], "~rounds=4": [(0.6, fine)] * 3})
+    assert tuning.choose(cell, order, {}) == "~rounds=4"
+    cell = _cell(
+        {"configured": [(0.9, flat), (0.9, 0.004), (0.9, fine)], "~rounds=4": [(0.6, flat), (0.6, fine), (0.6, fine)]}
+    )
+    assert tuning.choose(cell, order, {}) == "~rounds=4"
+
+
+def test_the_one_standard_error_rule_prefers_the_simpler_setting():
+    """The leader h* (mean 0.80, runs 0.75 and 0.85: std 0.0707, se 0.05); logreg at 0.76 lies within
+    one se (0.75 and up) and is simpler: chosen; tanh32 (0.78) is within too but less simple; at
+    0.74, logreg is out: the leader stays."""
+    order = ["configured", "~model=tanh32", "~model=logreg"]
+    runs = {"configured": [(0.75, 0.5), (0.85, 0.5)], "~model=tanh32": [(0.78, 0.5)] * 2}
+    assert tuning.choose(_cell({**runs, "~model=logreg": [(0.76, 0.5)] * 2}), order, SIMPLER) == "~model=logreg"
+    assert tuning.choose(_cell({**runs, "~model=logreg": [(0.74, 0.5)] * 2}), order, SIMPLER) == "~model=tanh32"
+    assert tuning.choose(_cell({**runs, "~model=logreg": [(0.74, 0.5)] * 2}), order, {}) == "configured"
+    assert tuning.simplicity("~model=logreg~snr=16", SIMPLER | {"snr": [16, "configured"]}) == (0, 0)
+    assert tuning.simplicity("configured", SIMPLER | {"snr": [16, "configured"]}) == (2, 1)
+
+
+def test_close_settings_get_more_seeds_and_then_decide():
+    """The leader's se is 0.05 (runs 0.75, 0.85): settings within 2 se (0.70 and up) are close.
+    0.72 is, 0.69 is not; at most `count` finalists; a leader alone has none. The finalists run the
+    15 seeds after the first 5, and the choice is then made among them on all their runs."""
+    order = {"aim": ["configured", "~rounds=4", "~oneway=0.0625", "~model=logreg"]}
+    runs = {
+        "configured": [(0.75, 0.5), (0.85, 0.5)],
+        "~rounds=4": [(0.72, 0.5)] * 2,
+        "~oneway=0.0625": [(0.71, 0.5)] * 2,
+        "~model=logreg": [(0.69, 0.5)] * 2,
+    }
+    assert tuning.finalists(_runs(runs), order, 3) == {("aim", "A", 1.0): ["configured", "~rounds=4", "~oneway=0.0625"]}
+    assert tuning.finalists(_runs(runs), order, 2) == {("aim", "A", 1.0): ["configured", "~rounds=4"]}
+    alone = {"configured": [(0.8, 0.5)] * 2, "~rounds=4": [(0.6, 0.5)] * 2}
+    assert tuning.finalists(_runs(alone), order, 3) == {}
+    hook = tuning.more_runs({("aim", "A", 1.0): ["configured", "~rounds=4"]}, 10000, 5, 15)
+    assert hook == {("aim", "A", 1.0, s): list(range(10005, 10020)) for s in ("configured", "~rounds=4")}
+    # After the extra seeds: ~rounds=4 (20 runs at 0.8) beats the leader (20 runs at 0.78); logreg
+    # (5 runs at 0.95, no finalist) is out.
+    more = {"configured": [(0.78, 0.5)] * 20, "~rounds=4": [(0.8, 0.5)] * 20, "~model=logreg": [(0.95, 0.5)] * 5}
+    assert tuning.choose(_cell(more), order["aim"], {}) == "~rounds=4"
+
+
+def test_the_monotone_transfer_never_takes_a_setting_ranked_below_the_smaller_eps_choice():
+    """Three calibrated datasets. eps 0.1: X leads all. eps 1: Y has the best average rank (1.33
+    against X's 1.67: first on A and C, second on B) but ranks below X on B: plain transfer takes
+    Y, the monotone rule keeps X. eps 10: Z ranks above X everywhere: Z. inf is chosen alone."""
+    order = {"dpsgd": ["X", "Y", "Z"]}
+    means = {
+        0.1: {"A": (0.9, 0.8, 0.7), "B": (0.9, 0.8, 0.7), "C": (0.9, 0.8, 0.7)},
+        1.0: {"A": (0.7, 0.9, 0.6), "B": (0.8, 0.7, 0.6), "C": (0.7, 0.9, 0.6)},
+        10.0: {"A": (0.7, 0.6, 0.9), "B": (0.7, 0.6, 0.9), "C": (0.7, 0.6, 0.9)},
+        math.inf: {"A": (0.7, 0.9, 0.8), "B": (0.7, 0.9, 0.8), "C": (0.7, 0.9, 0.8)},
+    }
+    table = pd.concat(
+        _runs({s: [(m, 0.5)] for s, m in zip("XYZ", row)}, "dpsgd", d, eps)
+        for eps, rows in means.items()
+        for d, row in rows.items()
+    )
+    plain = tuning.transfer(tuning._means(table), order)
+    assert plain["dpsgd", 1.0] == "Y" and plain["dpsgd", 10.0] == "Z"
+    assert tuning.transfer_monotone(table, order) == {
+        ("dpsgd", 0.1): "X",
+        ("dpsgd", 1.0): "X",
+        ("dpsgd", 10.0): "Z",
+        ("dpsgd", math.inf): "Y",
+    }
+    choice = tuning.select_round3(table, order, ["0.1", "0.3", "1", "3", "10", "inf"], {"dpsgd": ["CTG"]}, {})
+    assert choice["dpsgd"]["CTG"] == {"0.1": "X", "0.3": "X", "1": "X", "3": "X", "10": "Z", "inf": "Y"}
+    assert choice["dpsgd"]["B"]["1"] == "X" and choice["dpsgd"]["A"]["1"] == "Y"  # calibrated: their own
+    # A setting that collapses in a calibration run of a calibrated dataset is out where another is not.
+    collapsed = table.assign(
+        positive_share=[0.995 if (s, e) == ("X", 10.0) else 0.5 for s, e in zip(table.setting, table.eps)]
+    )
+    assert tuning.transfer_monotone(collapsed, order)["dpsgd", 10.0] == "Z"
+    with pytest.raises(ValueError, match=r"calibration runs on \['A'\]"):
+        tuning.select_round3(table, order, ["1"], {"dpsgd": ["A"]}, {})
+
+
+def test_the_simpler_orders_name_values_of_the_grids_axes():
+    """config/tuning.yaml's `simpler` orders every value of each axis it names, in some family."""
+    for axis, ranking in GRID["selection"]["simpler"].items():
+        values = {str(v) for axes in GRID["families"].values() for v in axes.get(axis, [])}
+        assert values and set(map(str, ranking)) == values, axis
+
+
+@pytest.mark.slow
+def test_the_finalists_of_the_last_tune_run_the_extra_calibration_seeds(tmp_path):
+    """The more-seeds rule's plan hook: with a `selection` and the finalists a previous `tune` wrote,
+    `snakemake tune` plans those settings, and no other, on the seeds after the first `runs`, and
+    the selection reads their evaluations."""
+    grid = yaml.safe_load((ROOT / "tests" / "tuning_smoke.yaml").read_text())
+    grid["selection"] = {"finalists": 3, "more_runs": 3, "simpler": {}}
+    (tmp_path / "grid.yaml").write_text(yaml.safe_dump(grid))
+    (tmp_path / "res" / "tune" / "approx").mkdir(parents=True)
+    finalists = [{"method": "llp", "dataset": "A", "eps": "1", "setting": s} for s in ("", "~model=logreg")]
+    (tmp_path / "res" / "tune" / "approx" / "finalists.yaml").write_text(yaml.safe_dump(finalists))
+    comparison = f'comparison={{"grid": "{tmp_path / "grid.yaml"}", "methods": [C, llp]}}'
+    jobs = plan("tune", *SMOKE, "--config", f"results={tmp_path / 'res'}", comparison)
+    extra = {f for j in jobs if j["rule"].startswith("evaluate") for f in j["output"] if "/10002-10004/" in f}
+    assert extra == {f"{tmp_path}/res/eval/A/10002-10004/eps1@approx/llp{s}.csv" for s in ("", "~model=logreg")}
+    select = next(j for j in jobs if j["rule"] == "select_settings" and "approx" in j["output"][0])
+    assert {f for f in select["input"] if "/10002-10004/" in f} == extra

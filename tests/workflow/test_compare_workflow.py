@@ -87,7 +87,9 @@ def test_the_extended_study_plans_every_method_dataset_and_eps():
     assert n["llp_bins"] == n["oracle_proportions"] == n["train_llp"] == n["aim_release"] == n["train_aim"] == 2 * cells
     assert n["train_dpsgd"] == n["dpmerf_release"] == n["dpmerf_samples"] == n["train_dpmerf"] == cells
     assert n["feature_maps"] == 7 and n["oracle_embedding"] == n["mmd_reweight"] == mmd
-    assert n["oracle_marginals"] == 2 * cells and n["make_bins"] == cells  # public: shared by the currencies
+    # ExPriL's bins, public: shared by the currencies where sized alike (Laplace's rule, and eps = inf),
+    # sized for the Gaussian's sigma at (eps, 1e-5) apart (docs/comparison.md, Bins): 7 x 5 finite eps more
+    assert n["oracle_marginals"] == 2 * cells and n["make_bins"] == cells + 7 * 5
     # ExPriL by MMD's chain (a plug-in with several releases, at (eps, 1e-5) only): T = 2 error
     # queries and h_1 shared by C and I, h_2 each's; its two reported models scored as the rivals' are
     assert n["mmd_errors"] == 2 * mmd and n["mmd_labels"] == n["mmd_train"] == 3 * mmd
@@ -106,9 +108,10 @@ def test_the_calibration_trains_each_shape_of_a_block_in_one_job():
     assert not [job for job in jobs if job["rule"] == "train_hypothesis"]
     calibration = [f for job in stacked for f in job["output"]]
     assert all("/10000-10004/" in f for f in calibration)
-    # 12 settings x 4 eps, less the 6 that repeat others without noise: 42 runs per dataset and
-    # currency, each an h_1 shared by C and I; the 21 of them at T = 2 an h_2 for each
-    assert len(calibration) == len(set(calibration)) == 5 * 2 * (42 + 2 * 21)
+    # 12 settings x 4 eps, less the 6 that repeat others without noise (snr 16 or 1): 42 runs per
+    # dataset and currency, each an h_1 shared by C and I; the 30 of them at T = 2 (as configured,
+    # snr 16, snr 1; T1 moves apart from the bins: config/tuning.yaml one_at_a_time) an h_2 for each
+    assert len(calibration) == len(set(calibration)) == 5 * 2 * (42 + 2 * 30)
     assert {f for job in jobs for f in job["input"] if f in set(calibration)} == set(calibration)
 
 
@@ -119,7 +122,7 @@ def test_the_calibration_stacks_the_plug_ins_trainings():
     evaluates or trains on, and no run's own training job."""
     jobs = plan("tune", *EXTENDED)
     # A run per setting and eps: 12 settings x 4 eps, less those that repeat others without noise
-    # (AIM's and LLP's knobs but the model are the noise's: 9; MMD's snr: 6). {rule: (jobs, files)}:
+    # (AIM's and LLP's knobs but the model are the noise's: 9; MMD's snr 16 and 1: 6). {rule: (jobs, files)}:
     # 5 calibrated datasets (MMD: the 3 with an IS step) x the method's currencies x 3 models, and
     # for MMD x its h_1 (C's and I's), C's h_2 and I's h_2
     expected = {
@@ -470,7 +473,7 @@ def test_a_method_run_against_the_published_study_gives_the_studys_tables(extend
         (folder / currency).mkdir(parents=True)
         for name in (published.RUNS, published.TABLE):
             shutil.copy(extended_smoke / "comparison" / currency / name, folder / currency / name)
-        for name in (pairing.PAIRING, pairing.HOST):
+        for name in (pairing.PAIRING, pairing.HOST, pairing.STUDY):
             shutil.copy(extended_smoke / "pairing" / currency / name, folder / currency / name)
     choice = f"{extended_smoke}/tune/{{currency}}/choice.yaml"
     comparison = {"published": str(folder), "methods": ["llp"], "choice": choice}
