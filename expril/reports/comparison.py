@@ -109,10 +109,13 @@ def _joined(values):
     return "; ".join(sorted(set(values)))
 
 
-def privacy(runs):
+def privacy(runs, currency=None):
     """Per dataset, method, eps budget and column: the largest eps and delta a run spent in total, as
     its mechanism composes them, the neighbour relation and the mechanisms that spent it, from the
-    ledger of each run's last release (which holds its earlier ones)."""
+    ledger of each run's last release (which holds its earlier ones), and the rows. At eps = inf no
+    noise is drawn and the runs are the first currency's that names the method, whichever table
+    reads them (currency.home): the mechanism that `currency` (the table's) names for the method
+    stands for theirs."""
     books = {}
     frames = []
     for run in runs:
@@ -129,7 +132,11 @@ def privacy(runs):
         if frames
         else pd.DataFrame(columns=[*ledger.COLUMNS, "method", "column", "eps", "ledger"])
     )
-    per_run = rows.groupby(["dataset", "method", "eps_budget", "column", "seed"]).agg(
+    named = rows
+    if currency is not None:
+        noiseless = np.isinf(rows.eps.astype(float))
+        named = rows.assign(mechanism=rows.mechanism.where(~noiseless, rows.method.map(currency.mechanisms)))
+    per_run = named.groupby(["dataset", "method", "eps_budget", "column", "seed"]).agg(
         eps_spent=("eps_total", "max"),
         delta=("delta_total", "max"),
         neighbours=("neighbours", _joined),
@@ -683,7 +690,7 @@ def compare(
     and, beside `methods`, the other methods and the references of a published study. `designs`:
     expril.reports.design.designs() of the configuration. `currency` (expril.workflow.currency):
     the table's; every ledger row of its runs must agree with it (currency.check_ledgers)."""
-    accuracy, (spent, books) = read_runs(runs, iterations), privacy(runs)
+    accuracy, (spent, books) = read_runs(runs, iterations), privacy(runs, currency)
     if currency is not None:
         check_ledgers(books, currency)
     if published_folder is None:

@@ -517,3 +517,21 @@ def test_an_expril_run_is_read_at_its_settings_last_iteration(tmp_path):
     run = {"method": "I", "dataset": "A", "eps": 1.0, "column": "tuned", "setting": "", "evaluation": str(path)}
     read = comparison.read_runs([run, run | {"setting": "~budget=T1", "iterations": 1}], 2)
     assert read.accuracy.tolist() == pytest.approx([0.7, 0.6])
+
+
+def test_a_noiseless_run_shared_between_currencies_is_named_by_the_tables_currency(tmp_path):
+    """At eps = inf the pure table reads the approx currency's run (currency.home): its ledger says
+    gaussian-counts with delta 1e-5; the table names pure's `counts`, at eps 1 the ledger's own."""
+    for eps, name in ((INF, "gaussian-counts"), (1.0, "counts")):
+        plan = mechanisms.get(name)(eps, 1e-5 if math.isinf(eps) else 0.0, 2, 2, False)
+        ledger.record(tmp_path / f"eps{eps}.ledger.csv", None, "A", SEEDS, "marginals", "oracle_marginals", plan)
+    runs = [
+        {"method": "C", "dataset": "A", "eps": eps, "column": "tuned", "ledger": str(tmp_path / f"eps{eps}.ledger.csv")}
+        for eps in (INF, 1.0)
+    ]
+    pure = Currency("pure", 0.0, mechanisms.RECORD, {"C": "counts"})
+    spent, rows = comparison.privacy(runs, pure)
+    assert spent.set_index("eps").mechanisms.to_dict() == {INF: "counts", 1.0: "counts"}
+    assert set(rows[rows.eps == INF].mechanism) == {"gaussian-counts"}  # the rows as written
+    spent, _ = comparison.privacy(runs)
+    assert spent.set_index("eps").mechanisms.to_dict() == {INF: "gaussian-counts", 1.0: "counts"}
