@@ -159,11 +159,11 @@ def exact(currency, method):
 
 def home(currencies, method, eps, name):
     """The currency (its name) whose files hold the runs of `method` at `eps` that currency `name`'s
-    table reads: its own at a finite eps. At eps = inf, where the currencies whose mechanisms make
+    table reads: its own at a finite eps (and for a method it does not name). At eps = inf, where the currencies whose mechanisms make
     the same exact release (exact()) differ in their ledger rows' labels alone, the first of them
     in `currencies` (the headline first): those runs run once, and every such currency's table
     reads them (check_ledgers checks their rows apart)."""
-    if not math.isinf(float(eps)):
+    if not math.isinf(float(eps)) or method not in currencies[name].mechanisms:
         return name
     release = exact(currencies[name], method)
     return next(

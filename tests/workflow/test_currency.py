@@ -163,6 +163,7 @@ def test_the_noiseless_runs_run_once_in_the_first_currency_that_names_the_method
     assert home(found, "aim", "inf", "approx") == "approx"
     assert home(found, "C", "1", "pure") == "pure"  # noise: each currency its own
     assert home(found, "C", "0.1", "approx") == "approx"
+    assert home(found, "C-mmd", "inf", "pure") == "pure"  # a method it does not name: its own folder
     merged = copy.deepcopy(CONFIG)
     merged["comparison"]["headline"] = "pure"
     found = currencies(merged, PLUGINS)
