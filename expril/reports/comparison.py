@@ -14,7 +14,7 @@ from expril import io, settings
 from expril.plugins import registry
 from expril.privacy import ledger
 from expril.reports import published, reproduction, statistics
-from expril.workflow.currency import check_ledgers
+from expril.workflow.currency import check_ledgers, named
 
 # Each method's name in the report: ExPriL's, those the plug-in methods report (expril/plugins/), the
 # references'.
@@ -113,9 +113,8 @@ def privacy(runs, currency=None):
     """Per dataset, method, eps budget and column: the largest eps and delta a run spent in total, as
     its mechanism composes them, the neighbour relation and the mechanisms that spent it, from the
     ledger of each run's last release (which holds its earlier ones), and the rows. At eps = inf no
-    noise is drawn and the runs are the first currency's that names the method, whichever table
-    reads them (currency.home): the mechanism that `currency` (the table's) names for the method
-    stands for theirs."""
+    noise is drawn and a run may be another currency's (currency.home): its mechanisms are named as
+    `currency` (the table's) names them (currency.named)."""
     books = {}
     frames = []
     for run in runs:
@@ -132,11 +131,15 @@ def privacy(runs, currency=None):
         if frames
         else pd.DataFrame(columns=[*ledger.COLUMNS, "method", "column", "eps", "ledger"])
     )
-    named = rows
+    labelled = rows
     if currency is not None:
-        noiseless = np.isinf(rows.eps.astype(float))
-        named = rows.assign(mechanism=rows.mechanism.where(~noiseless, rows.method.map(currency.mechanisms)))
-    per_run = named.groupby(["dataset", "method", "eps_budget", "column", "seed"]).agg(
+        labelled = rows.assign(
+            mechanism=[
+                named(currency, method, m) if math.isinf(eps) else m
+                for method, m, eps in zip(rows.method, rows.mechanism, rows.eps.astype(float))
+            ]
+        )
+    per_run = labelled.groupby(["dataset", "method", "eps_budget", "column", "seed"]).agg(
         eps_spent=("eps_total", "max"),
         delta=("delta_total", "max"),
         neighbours=("neighbours", _joined),

@@ -157,12 +157,23 @@ def exact(currency, method):
     return {mechanisms.get(m).exact_release() for m in allowed(currency, method)}
 
 
+def named(currency, method, mechanism):
+    """`mechanism` as `currency` names it for `method`: itself where the currency allows it, else (a
+    row of an eps = inf run that another currency ran, home()) the currency's mechanism that makes
+    the same exact release."""
+    here = allowed(currency, method)
+    if mechanism in here:
+        return mechanism
+    release = mechanisms.get(mechanism).exact_release()
+    return next((m for m in sorted(here) if mechanisms.get(m).exact_release() == release), mechanism)
+
+
 def home(currencies, method, eps, name):
     """The currency (its name) whose files hold the runs of `method` at `eps` that currency `name`'s
-    table reads: its own at a finite eps (and for a method it does not name). At eps = inf, where the currencies whose mechanisms make
-    the same exact release (exact()) differ in their ledger rows' labels alone, the first of them
-    in `currencies` (the headline first): those runs run once, and every such currency's table
-    reads them (check_ledgers checks their rows apart)."""
+    table reads: its own at a finite eps (and for a method it does not name). At eps = inf, where
+    the currencies whose mechanisms make the same exact release (exact()) differ in their ledger
+    rows' labels alone, the first of them in `currencies` (the headline first): those runs run
+    once, and every such currency's table reads them (check_ledgers checks their rows apart)."""
     if not math.isinf(float(eps)) or method not in currencies[name].mechanisms:
         return name
     release = exact(currencies[name], method)

@@ -535,3 +535,12 @@ def test_a_noiseless_run_shared_between_currencies_is_named_by_the_tables_curren
     assert set(rows[rows.eps == INF].mechanism) == {"gaussian-counts"}  # the rows as written
     spent, _ = comparison.privacy(runs)
     assert spent.set_index("eps").mechanisms.to_dict() == {INF: "gaussian-counts", 1.0: "counts"}
+    # a currency's own run keeps every name its ledger gives (by MMD: its embedding's beside the chain's)
+    gaussian = mechanisms.get("gaussian-counts")(INF, 1e-5, 10, 2, True)
+    embedding = mechanisms.get("zcdp-embedding")(INF, 1e-5, 400, 2)
+    book = ledger.record(tmp_path / "mmd.ledger.csv", None, "A", SEEDS, "embedding", "oracle_embedding", embedding)
+    ledger.record(tmp_path / "mmd.ledger.csv", book, "A", SEEDS, "errors_t0", "mmd_errors", gaussian)
+    run = runs[0] | {"method": "C-mmd", "ledger": str(tmp_path / "mmd.ledger.csv")}
+    approx = Currency("approx", 1e-5, mechanisms.RECORD, {"C-mmd": "gaussian-counts"})
+    spent, _ = comparison.privacy([run], approx)
+    assert spent.mechanisms.tolist() == ["gaussian-counts; zcdp-embedding"]
