@@ -5,7 +5,7 @@ study, calibration (`snakemake tune`) and reported runs (`snakemake compare`), o
     .venv/bin/python -m benchmarks.study_cost [--measured results/extended] [--cores 2]
     .venv/bin/python -m benchmarks.study_cost --cut BEFORE AFTER [--cut ...] [--chained] [--earlier METHOD=RATIO ...]
                                               [--totals] [--part P] [--shares-from RESULTS] [--cpu]
-    .venv/bin/python -m benchmarks.study_cost --spent [--measured results/extended]
+    .venv/bin/python -m benchmarks.study_cost --spent [--measured results/extended] [--out FOLDER]
 
 Measured: the job benchmarks and logs of a results folder (Snakemake's benchmark file gives a job's
 wall time, expril.steps.blocks.timed logs its step's own time): per job, its start-up (wall less
@@ -32,7 +32,9 @@ import math
 import re
 import subprocess
 import sys
+from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from benchmarks.pipeline import METHOD_RULES, MMD_RULES, ROOT, job_times
@@ -55,6 +57,9 @@ def method_of(rule, path):
         return MMD
     if rule == "evaluate_hypotheses":
         return "ExPriL (C and I)"
+    if rule == "plugin_audit":  # /mmd@approx
+        name = path.strip("/").split("@")[0]
+        return MMD if name == "mmd" else registry.methods()[name].display
     if rule == "evaluate_rival":
         name = re.search(r"/eps[^/]+/(\w+)", path)[1]
         return registry.methods()[name].display
@@ -347,34 +352,111 @@ def projection(cuts, cores=2, earlier=None, totals=False, part=None, shares_from
     yield f"\nProjected: {projected:.1f} job-hours, {projected / cores:.1f} h wall on {cores} cores."
 
 
-def currency_of(path):
-    """The privacy currency a job's path names (eps1@approx/), or '' for a job of none."""
+def currency_of(rule, path):
+    """The privacy currency a job's path names (eps1@approx/; a calibration stack's name after its
+    rule's: train_hypotheses_approx_t1_...), or '' for a job of none."""
     m = re.search(r"@(\w+)", path)
-    return m[1] if m else ""
+    if m:
+        return m[1]
+    stem = path.rsplit("/", 1)[-1]
+    return stem[len(rule) + 1 :].split("_")[0] if stem.startswith(f"{rule}_") else ""
 
 
-def spent(results, calibration_from=10000, cores=2):
-    """What a finished study cost, measured: each method's and currency's job-hours in its
-    calibration (blocks from `calibration_from`) and its reported runs, as Markdown lines."""
+PARTS = ["calibration", "reported", "other"]
+
+
+def spent_jobs(results, calibration_from=10000):
+    """Every job of a finished study (its benchmark files) with its method, its currency ('none':
+    the data and references, ExPriL's bins, which every currency shares), its part (calibration:
+    seed blocks from `calibration_from`, `snakemake tune`'s runs; reported: the others; other: the
+    jobs of no seed block, the plug-ins' audits) and its start and end (the benchmark file's
+    mtime less its wall seconds, and its mtime)."""
     jobs = measured(results)
-    first = jobs["first"].astype(float)  # None: no block, in neither
-    jobs["part"] = ["calibration" if f >= calibration_from else "reported" if f >= 0 else "" for f in first]
-    jobs["currency"] = jobs.path.map(currency_of)
-    hours = jobs.pivot_table(index=["method", "currency"], columns="part", values="wall", aggfunc="sum", fill_value=0)
-    hours = hours.reindex(columns=["calibration", "reported"], fill_value=0) / 3600
-    total = hours.to_numpy().sum()
-    yield (
-        f"Measured: the {len(jobs)} jobs of {results}, {total:.1f} job-hours ({total / cores:.1f} h on {cores} "
-        "cores if they fill them), by method and currency (none: the data and references, and ExPriL's "
-        "bins, which every currency shares).\n"
+    first = jobs["first"].astype(float)  # NaN: no block
+    jobs["part"] = np.select([first >= calibration_from, first >= 0], PARTS[:2], PARTS[2])
+    jobs["currency"] = [currency_of(r, p) or "none" for r, p in zip(jobs.rule, jobs.path)]
+    jobs["start"] = jobs.end - jobs.wall
+    return jobs
+
+
+def cost_table(jobs):
+    """Tidy: method, currency, part, jobs, wall and CPU seconds summed over the jobs."""
+    return (
+        jobs.groupby(["method", "currency", "part"])
+        .agg(jobs=("wall", "size"), wall_s=("wall", "sum"), cpu_s=("cpu", "sum"))
+        .reset_index()
     )
-    yield "| method | currency | calibration (h) | reported runs (h) | job-hours |"
-    yield "|---|---|---|---|---|"
-    for (method, currency), row in hours.iterrows():
-        yield f"| {method} | {currency or 'none'} | {row.calibration:.2f} | {row.reported:.2f} | {row.sum():.2f} |"
-    for currency, part in hours.groupby(level="currency"):
-        sums = part.sum()
-        yield f"| all | {currency or 'none'} | {sums.calibration:.2f} | {sums.reported:.2f} | {sums.sum():.2f} |"
+
+
+def busy_seconds(starts, ends):
+    """The length of the union of the intervals [start, end]: time when at least one job ran."""
+    total, reach = 0.0, -math.inf
+    for start, end in sorted(zip(starts, ends)):
+        total += max(0.0, end - max(start, reach))
+        reach = max(reach, end)
+    return total
+
+
+def run_spans(jobs):
+    """Per part and all: the jobs, the first start, the last end, the elapsed seconds between them
+    and the busy seconds (at least one job running: the elapsed less the pauses between
+    invocations)."""
+    rows = []
+    for part, group in [*((p, jobs[jobs.part == p]) for p in PARTS), ("all", jobs)]:
+        if group.empty:
+            continue
+        rows.append(
+            {
+                "part": part,
+                "jobs": len(group),
+                "first_start": pd.Timestamp(group.start.min(), unit="s", tz="UTC").isoformat(timespec="seconds"),
+                "last_end": pd.Timestamp(group.end.max(), unit="s", tz="UTC").isoformat(timespec="seconds"),
+                "elapsed_s": group.end.max() - group.start.min(),
+                "busy_s": busy_seconds(group.start, group.end),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def spent(results, out, calibration_from=10000):
+    """What a finished study cost, measured from its jobs' benchmark files: `out`/cost.csv (per
+    method, currency and part: jobs, wall and CPU seconds), `out`/spans.csv (per part: the runs'
+    wall time as they happened) and `out`/cost.md (both as Markdown, with the totals), whose lines
+    it returns."""
+    jobs = spent_jobs(results, calibration_from)
+    table, spans = cost_table(jobs), run_spans(jobs)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    table.to_csv(out / "cost.csv", index=False)
+    spans.to_csv(out / "spans.csv", index=False)
+    lines = [
+        f"Measured: the {len(jobs)} jobs of {results} (their benchmark files), by method, currency (none: the "
+        "data and references, and ExPriL's bins, which every currency shares; the runs at ε = ∞ count in the "
+        "currency that runs them) and part (calibration: `snakemake tune`'s seed block; other: the jobs of no "
+        "seed block, the plug-ins' audits). Job-hours: wall seconds summed; CPU: CPU seconds summed.",
+        "",
+        "| method | currency | part | jobs | job-hours | CPU hours |",
+        "|---|---|---|---|---|---|",
+    ]
+    totals = table.groupby(["currency", "part"], as_index=False)[["jobs", "wall_s", "cpu_s"]].sum()
+    for r in [*table.itertuples(), *totals.assign(method="all").itertuples()]:
+        lines.append(
+            f"| {r.method} | {r.currency} | {r.part} | {r.jobs} | {r.wall_s / 3600:.2f} | {r.cpu_s / 3600:.2f} |"
+        )
+    lines += [
+        "",
+        "The runs as they happened (each job from its benchmark file's mtime less its wall seconds to its "
+        "mtime; busy: at least one job running, the pauses between invocations left out):",
+        "",
+        "| part | jobs | first start (UTC) | last end (UTC) | elapsed (h) | busy (h) |",
+        "|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {r.part} | {r.jobs} | {r.first_start} | {r.last_end} | {r.elapsed_s / 3600:.2f} | {r.busy_s / 3600:.2f} |"
+        for r in spans.itertuples()
+    ]
+    (out / "cost.md").write_text("\n".join(lines) + "\n")
+    return lines
 
 
 def main():
@@ -424,11 +506,15 @@ def main():
         "so that their ratios multiply; without it the cuts change disjoint jobs and their savings add up",
     )
     parser.add_argument(
-        "--spent", action="store_true", help="instead: the measured job-hours of --measured per method and currency"
+        "--spent",
+        action="store_true",
+        help="instead: the measured job-hours and CPU hours of --measured per method, currency and part, and "
+        "its runs' wall time as they happened, written to --out",
     )
+    parser.add_argument("--out", help="with --spent: the folder of cost.csv, spans.csv, cost.md (<measured>/cost)")
     args = parser.parse_args()
     if args.spent:
-        lines = spent(args.measured, cores=args.cores)
+        lines = spent(args.measured, args.out or f"{args.measured}/cost")
     else:
         earlier = {method: float(ratio) for method, _, ratio in (e.rpartition("=") for e in args.earlier)}
         lines = (

@@ -17,7 +17,7 @@ from expril.privacy import mechanisms, noise
 from expril.reports import ambiguity, design, identify, pairing, published
 from expril.workflow import code_digest, grids
 from expril.workflow.config import check_mechanism, check_settings, schema, schema_types
-from expril.workflow.currency import choice_file, currencies, tuning_folder
+from expril.workflow.currency import choice_file, currencies, home, tuning_folder
 
 # The user's plug-ins from outside the package join expril/plugins/'s, here and in every job
 # (docs/extending.md), before the schema: it holds their settings.

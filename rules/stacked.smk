@@ -16,10 +16,10 @@ STACKED = {}
 
 def calibration_stacks():
     """{(currency tag, t, model): {(eps, setting, variant dir), ...}}: the ExPriL runs of
-    calibration_runs (the same on every calibrated dataset), by what their h_t share."""
+    calibration_runs_here (the same on every calibrated dataset), by what their h_t share."""
     stacks = {}
     for name, currency in CURRENCIES.items():
-        for run in calibration_runs(name):
+        for run in calibration_runs_here(name):
             method, suffix = run["method"], run["setting"]
             if method not in grids.VARIANT:
                 continue
@@ -91,7 +91,7 @@ def plugin_stacks(method, step):
     """
     family, stacks = registry.family(method.name), {}
     for name, currency in CURRENCIES.items():
-        for run in calibration_runs(name):
+        for run in calibration_runs_here(name):
             if run["method"] not in method.reports:
                 continue
             model = grids.parse(GRID, family, run["setting"]).get("model")
@@ -169,7 +169,7 @@ def evaluation_stacks():
     method (they share their evaluation files)."""
     stacks = {}
     for name in CURRENCIES:
-        for run in calibration_runs(name):
+        for run in calibration_runs_here(name):
             method = "expril" if run["method"] in grids.VARIANT else run["method"]
             stacks.setdefault((run["dataset"], name, method), {})[
                 run["evaluation"]

@@ -25,6 +25,11 @@ class MarginalSynthesis(Mechanism):
     def query_cost(self, query=None):
         return self.eps, 0.0
 
+    @classmethod
+    def exact_release(cls):
+        """The algorithm on the exact marginals: the same in pure DP and in zCDP."""
+        return f"synthesis of {cls.algorithm}"
+
 
 class ZCDPSynthesis(ZCDP, MarginalSynthesis):
     """The same release in OpenDP's zero-concentrated DP (Gaussian measurements): the rho of the

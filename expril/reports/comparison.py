@@ -14,7 +14,7 @@ from expril import io, settings
 from expril.plugins import registry
 from expril.privacy import ledger
 from expril.reports import published, reproduction, statistics
-from expril.workflow.currency import check_ledgers
+from expril.workflow.currency import check_ledgers, named
 
 # Each method's name in the report: ExPriL's, those the plug-in methods report (expril/plugins/), the
 # references'.
@@ -109,10 +109,12 @@ def _joined(values):
     return "; ".join(sorted(set(values)))
 
 
-def privacy(runs):
+def privacy(runs, currency=None):
     """Per dataset, method, eps budget and column: the largest eps and delta a run spent in total, as
     its mechanism composes them, the neighbour relation and the mechanisms that spent it, from the
-    ledger of each run's last release (which holds its earlier ones)."""
+    ledger of each run's last release (which holds its earlier ones), and the rows. At eps = inf no
+    noise is drawn and a run may be another currency's (currency.home): its mechanisms are named as
+    `currency` (the table's) names them (currency.named)."""
     books = {}
     frames = []
     for run in runs:
@@ -129,7 +131,15 @@ def privacy(runs):
         if frames
         else pd.DataFrame(columns=[*ledger.COLUMNS, "method", "column", "eps", "ledger"])
     )
-    per_run = rows.groupby(["dataset", "method", "eps_budget", "column", "seed"]).agg(
+    labelled = rows
+    if currency is not None:
+        labelled = rows.assign(
+            mechanism=[
+                named(currency, method, m) if math.isinf(eps) else m
+                for method, m, eps in zip(rows.method, rows.mechanism, rows.eps.astype(float))
+            ]
+        )
+    per_run = labelled.groupby(["dataset", "method", "eps_budget", "column", "seed"]).agg(
         eps_spent=("eps_total", "max"),
         delta=("delta_total", "max"),
         neighbours=("neighbours", _joined),
@@ -785,7 +795,7 @@ def compare(
     and, beside `methods`, the other methods and the references of a published study. `designs`:
     expril.reports.design.designs() of the configuration. `currency` (expril.workflow.currency):
     the table's; every ledger row of its runs must agree with it (currency.check_ledgers)."""
-    accuracy, (spent, books) = read_runs(runs, iterations), privacy(runs)
+    accuracy, (spent, books) = read_runs(runs, iterations), privacy(runs, currency)
     # The primary column is this run's (tuned where it tunes), or a published study's where no method runs here.
     own = set(accuracy.column) if len(accuracy) else None
     if currency is not None:

@@ -151,6 +151,37 @@ def allowed(currency, method):
     return set(plugin.spends(name)) if plugin else {name}
 
 
+def exact(currency, method):
+    """What the runs of `method` release at eps = inf in `currency`, where no mechanism adds
+    noise: the exact release (Mechanism.exact_release) of each mechanism they apply there."""
+    return {mechanisms.get(m).exact_release() for m in allowed(currency, method)}
+
+
+def named(currency, method, mechanism):
+    """`mechanism` as `currency` names it for `method`: itself where the currency allows it, else (a
+    row of an eps = inf run that another currency ran, home()) the currency's mechanism that makes
+    the same exact release."""
+    here = allowed(currency, method)
+    if mechanism in here:
+        return mechanism
+    release = mechanisms.get(mechanism).exact_release()
+    return next((m for m in sorted(here) if mechanisms.get(m).exact_release() == release), mechanism)
+
+
+def home(currencies, method, eps, name):
+    """The currency (its name) whose files hold the runs of `method` at `eps` that currency `name`'s
+    table reads: its own at a finite eps (and for a method it does not name). At eps = inf, where
+    the currencies whose mechanisms make the same exact release (exact()) differ in their ledger
+    rows' labels alone, the first of them in `currencies` (the headline first): those runs run
+    once, and every such currency's table reads them (check_ledgers checks their rows apart)."""
+    if not math.isinf(float(eps)) or method not in currencies[name].mechanisms:
+        return name
+    release = exact(currencies[name], method)
+    return next(
+        c for c, currency in currencies.items() if method in currency.mechanisms and exact(currency, method) == release
+    )
+
+
 # The ledgers' accountants round up; as the ledger's own check allows (expril.privacy.ledger).
 SLACK = 1 + 1e-9
 
@@ -159,28 +190,37 @@ def check_ledgers(rows, currency):
     """Refuse a table whose runs' ledger rows disagree with its currency: each row (a ledger's,
     with the run's `method`, `eps` and `ledger` file) must hold the currency's relation, the run's eps
     and the currency's delta as its budget, a mechanism the currency names for the method, and
-    totals within them. The error names the ledger file, the row and the value expected."""
+    totals within them. A row of a run at eps = inf, which currencies share (home()), must hold the
+    relation and the budget eps = inf, a mechanism whose exact release is that of one the currency
+    names for the method, and draw no noise (scale 0 or none) nor spend any delta; its mechanism and
+    delta budget are those of the currency that ran it. The error names the ledger file, the row and
+    the value expected."""
     checks = {
-        "neighbours": lambda r: r.neighbours == currency.relation,
-        "delta_budget": lambda r: r.delta_budget == currency.delta,
-        "eps_budget": lambda r: r.eps_budget == r.eps,
-        "mechanism": lambda r: r.mechanism in allowed(currency, r.method),
-        "eps_total": lambda r: r.eps_total <= r.eps * SLACK,
-        "delta_total": lambda r: r.delta_total <= currency.delta * SLACK,
+        "neighbours": (lambda r: r.neighbours == currency.relation, lambda r: currency.relation),
+        "delta_budget": (lambda r: r.delta_budget == currency.delta, lambda r: currency.delta),
+        "eps_budget": (lambda r: r.eps_budget == r.eps, lambda r: r.eps),
+        "mechanism": (
+            lambda r: r.mechanism in allowed(currency, r.method),
+            lambda r: " or ".join(sorted(allowed(currency, r.method))),
+        ),
+        "eps_total": (lambda r: r.eps_total <= r.eps * SLACK, lambda r: f"at most {r.eps}"),
+        "delta_total": (lambda r: r.delta_total <= currency.delta * SLACK, lambda r: f"at most {currency.delta}"),
     }
-    expected = {
-        "neighbours": lambda r: currency.relation,
-        "delta_budget": lambda r: currency.delta,
-        "eps_budget": lambda r: r.eps,
-        "mechanism": lambda r: " or ".join(sorted(allowed(currency, r.method))),
-        "eps_total": lambda r: f"at most {r.eps}",
-        "delta_total": lambda r: f"at most {currency.delta}",
+    noiseless = {
+        "neighbours": checks["neighbours"],
+        "eps_budget": checks["eps_budget"],
+        "mechanism": (
+            lambda r: mechanisms.get(r.mechanism).exact_release() in exact(currency, r.method),
+            lambda r: "one whose exact release (eps = inf) is " + " or ".join(sorted(exact(currency, r.method))),
+        ),
+        "scale": (lambda r: not r.scale > 0, lambda r: "0 or none (no noise at eps = inf)"),
+        "delta_total": (lambda r: r.delta_total == 0, lambda r: "0 (no noise at eps = inf)"),
     }
     for row in rows.itertuples():
-        for column, holds in checks.items():
+        for column, (holds, expected) in (noiseless if math.isinf(row.eps) else checks).items():
             if not holds(row):
                 raise ValueError(
                     f"{row.ledger}: seed {row.seed}, query {row.query!r} ({row.method} at eps {row.eps}) has "
                     f"{column} {getattr(row, column)!r} where currency {currency.name!r} expects "
-                    f"{expected[column](row)}"
+                    f"{expected(row)}"
                 )

@@ -585,3 +585,30 @@ def test_every_fall_from_one_eps_to_the_next_is_listed_with_its_confidence_inter
     assert falls.iloc[2].ci_high == pytest.approx(-7 + widened)
     lines = comparison.drops_table(falls, "tuned")
     assert lines[4] == "| A | C-ExPriL | 1 → 3 | 77.0 → 70.0 | -7.0 [-11.1, -2.9] | `configured` → `configured` |"
+
+
+def test_a_noiseless_run_shared_between_currencies_is_named_by_the_tables_currency(tmp_path):
+    """At eps = inf the pure table reads the approx currency's run (currency.home): its ledger says
+    gaussian-counts with delta 1e-5; the table names pure's `counts`, at eps 1 the ledger's own."""
+    for eps, name in ((INF, "gaussian-counts"), (1.0, "counts")):
+        plan = mechanisms.get(name)(eps, 1e-5 if math.isinf(eps) else 0.0, 2, 2, False)
+        ledger.record(tmp_path / f"eps{eps}.ledger.csv", None, "A", SEEDS, "marginals", "oracle_marginals", plan)
+    runs = [
+        {"method": "C", "dataset": "A", "eps": eps, "column": "tuned", "ledger": str(tmp_path / f"eps{eps}.ledger.csv")}
+        for eps in (INF, 1.0)
+    ]
+    pure = Currency("pure", 0.0, mechanisms.RECORD, {"C": "counts"})
+    spent, rows = comparison.privacy(runs, pure)
+    assert spent.set_index("eps").mechanisms.to_dict() == {INF: "counts", 1.0: "counts"}
+    assert set(rows[rows.eps == INF].mechanism) == {"gaussian-counts"}  # the rows as written
+    spent, _ = comparison.privacy(runs)
+    assert spent.set_index("eps").mechanisms.to_dict() == {INF: "gaussian-counts", 1.0: "counts"}
+    # a currency's own run keeps every name its ledger gives (by MMD: its embedding's beside the chain's)
+    gaussian = mechanisms.get("gaussian-counts")(INF, 1e-5, 10, 2, True)
+    embedding = mechanisms.get("zcdp-embedding")(INF, 1e-5, 400, 2)
+    book = ledger.record(tmp_path / "mmd.ledger.csv", None, "A", SEEDS, "embedding", "oracle_embedding", embedding)
+    ledger.record(tmp_path / "mmd.ledger.csv", book, "A", SEEDS, "errors_t0", "mmd_errors", gaussian)
+    run = runs[0] | {"method": "C-mmd", "ledger": str(tmp_path / "mmd.ledger.csv")}
+    approx = Currency("approx", 1e-5, mechanisms.RECORD, {"C-mmd": "gaussian-counts"})
+    spent, _ = comparison.privacy([run], approx)
+    assert spent.mechanisms.tolist() == ["gaussian-counts; zcdp-embedding"]

@@ -109,9 +109,10 @@ def test_the_calibration_trains_each_shape_of_a_block_in_one_job():
     calibration = [f for job in stacked for f in job["output"]]
     assert all("/10000-10004/" in f for f in calibration)
     # 12 settings x 4 eps, less the 6 that repeat others without noise (snr 16 or 1): 42 runs per
-    # dataset and currency, each an h_1 shared by C and I; the 30 of them at T = 2 (as configured,
-    # snr 16, snr 1; T1 moves apart from the bins: config/tuning.yaml one_at_a_time) an h_2 for each
-    assert len(calibration) == len(set(calibration)) == 5 * 2 * (42 + 2 * 30)
+    # dataset in approx, each an h_1 shared by C and I; the 30 of them at T = 2 (as configured, snr
+    # 16, snr 1; T1 moves apart from the bins: config/tuning.yaml one_at_a_time) an h_2 for each.
+    # Pure DP's runs at eps = inf are approx's (currency.home): its 36 at the finite eps, 27 at T = 2
+    assert len(calibration) == len(set(calibration)) == 5 * ((42 + 2 * 30) + (36 + 2 * 27))
     assert {f for job in jobs for f in job["input"] if f in set(calibration)} == set(calibration)
 
 
@@ -122,12 +123,13 @@ def test_the_calibration_stacks_the_plug_ins_trainings():
     evaluates or trains on, and no run's own training job."""
     jobs = plan("tune", *EXTENDED)
     # A run per setting and eps: 12 settings x 4 eps, less those that repeat others without noise
-    # (AIM's and LLP's knobs but the model are the noise's: 9; MMD's snr 16 and 1: 6). {rule: (jobs, files)}:
-    # 5 calibrated datasets (MMD: the 3 with an IS step) x the method's currencies x 3 models, and
-    # for MMD x its h_1 (C's and I's), C's h_2 and I's h_2
+    # (AIM's and LLP's knobs but the model are the noise's: 9; MMD's snr 16 and 1: 6), pure DP's at
+    # eps = inf approx's (its 3 models). {rule: (jobs, files)}: 5 calibrated datasets (MMD: the 3
+    # with an IS step) x the method's currencies x 3 models, and for MMD x its h_1 (C's and I's),
+    # C's h_2 and I's h_2
     expected = {
-        "train_llp": (5 * 2 * 3, 5 * 2 * 39),
-        "train_aim": (5 * 2 * 3, 5 * 2 * 39),
+        "train_llp": (5 * 2 * 3, 5 * (39 + 36)),
+        "train_aim": (5 * 2 * 3, 5 * (39 + 36)),
         "train_dpmerf": (5 * 3, 5 * 48),
         "mmd_train": (3 * 3 * 3, 3 * 42 * 3),
     }
@@ -193,7 +195,7 @@ def test_the_calibration_evaluates_each_method_of_a_dataset_in_one_job():
 def test_the_tuned_study_runs_every_chosen_setting():
     """With a choice (the committed round-1 choice, read for every currency), the comparison
     evaluates each method's chosen setting at every dataset and eps in each currency it runs in,
-    beside its as-configured runs."""
+    beside its as-configured runs; at eps = inf, pure DP's are approx's (currency.home)."""
     choice = yaml.safe_load((TUNING / "choice.yaml").read_text())
     read = ["--config", f'comparison={{"choice": "{TUNING / "choice.yaml"}"}}']
     outputs = {f for job in plan("compare", *EXTENDED, *read) for f in job["output"]}
@@ -201,7 +203,7 @@ def test_the_tuned_study_runs_every_chosen_setting():
     for method, datasets in choice.items():
         for dataset, chosen in datasets.items():
             for eps, setting in chosen.items():
-                for tag in ["@approx"] + (["@pure"] if method in pure else []):
+                for tag in ["@approx"] + (["@pure"] if method in pure and eps != "inf" else []):
                     if method in ("C", "I"):
                         assert f"results/extended/eval/{dataset}/0-19/eps{eps}{tag}{setting}/accuracy.csv" in outputs
                     else:
@@ -372,6 +374,17 @@ def test_the_smoke_comparison_writes_every_output(extended_smoke):
     assert set(approx[approx.column == "as configured"].setting) == {"configured"}
     calibration = pd.read_csv(extended_smoke / "tune/approx/calibration.csv")
     assert calibration.seed.min() >= 10000 and set(calibration.eps) == {1.0, float("inf")}
+    # eps = inf runs once (currency.home): pure DP's table reads approx's runs, and evaluates none
+    assert list(extended_smoke.glob("eval/*/*/epsinf@approx*"))
+    assert not list(extended_smoke.glob("eval/*/*/epsinf@pure*"))
+    runs = {c: pd.read_csv(extended_smoke / f"comparison/{c}/comparison_runs.csv") for c in CURRENCIES}
+    shared = [
+        r[(r.eps == np.inf) & r.method.isin(["C", "I", "llp", "aim"]) & (r.column == "as configured")]
+        .set_index(["dataset", "method", "seed"])
+        .accuracy.sort_index()
+        for r in runs.values()
+    ]
+    assert len(shared[0]) == 3 * 4 * 2 and shared[0].equals(shared[1])
     tests = pd.read_csv(extended_smoke / "comparison/approx/comparison_tests.csv")
     assert 0 < len(tests) <= 3 * 7 * 2 and (tests.n_pairs == 2).all() and (tests.p_holm >= tests.p_value).all()
 

@@ -10,7 +10,7 @@ import yaml
 
 from expril.plugins import registry
 from expril.privacy import ledger, mechanisms
-from expril.workflow.currency import check_ledgers, currencies
+from expril.workflow.currency import check_ledgers, currencies, home
 from harness import ROOT
 
 CONFIG = yaml.safe_load((ROOT / "config.yaml").read_text())
@@ -155,3 +155,51 @@ def test_the_approx_currency_refuses_the_laplace_chain_and_the_basic_composition
     basic = _book(tmp_path, [("embedding", mechanisms.MeanEmbedding(1.0, 1e-5, 400, 2))])
     with pytest.raises(ValueError, match=r"'rff-embedding' where currency 'approx' expects gaussian-counts or zcdp"):
         check_ledgers(_rows(basic, "C-mmd", 1.0), approx)
+
+
+def test_the_noiseless_runs_run_once_in_the_first_currency_that_names_the_method():
+    found = currencies(CONFIG, PLUGINS)
+    assert home(found, "C", "inf", "pure") == "approx"  # the headline's, which names C
+    assert home(found, "aim", "inf", "approx") == "approx"
+    assert home(found, "C", "1", "pure") == "pure"  # noise: each currency its own
+    assert home(found, "C", "0.1", "approx") == "approx"
+    assert home(found, "C-mmd", "inf", "pure") == "pure"  # a method it does not name: its own folder
+    merged = copy.deepcopy(CONFIG)
+    merged["comparison"]["headline"] = "pure"
+    found = currencies(merged, PLUGINS)
+    assert home(found, "C", "inf", "approx") == "pure"
+    assert home(found, "dpsgd", "inf", "approx") == "approx"  # pure names no DP-SGD
+    # MST in pure DP synthesises other records than AIM in zCDP, even without noise: its own runs
+    merged["comparison"]["currencies"]["pure"]["mechanisms"]["aim"] = "mst"
+    found = currencies(merged, PLUGINS)
+    assert home(found, "aim", "inf", "approx") == "approx" and home(found, "aim", "inf", "pure") == "pure"
+    assert home(found, "C", "inf", "approx") == "pure"
+
+
+def test_mechanisms_that_release_the_same_without_noise_are_named_alike():
+    exact = {name: mechanisms.get(name).exact_release() for name in ("counts", "gaussian-counts", "paper")}
+    assert exact["counts"] == exact["gaussian-counts"] != exact["paper"]  # paper's rates, not counts
+    exact = {name: mechanisms.get(name).exact_release() for name in ("aim", "aim-zcdp", "mst", "mst-zcdp")}
+    assert exact["aim"] == exact["aim-zcdp"] != exact["mst"] == exact["mst-zcdp"]
+    assert mechanisms.get("dpsgd").exact_release() == "dpsgd"  # by default its own name
+
+
+def test_a_noiseless_run_of_another_currency_passes_unless_it_drew_noise_or_spent_delta(tmp_path):
+    approx, pure = currencies(CONFIG, PLUGINS).values()
+    gaussian = mechanisms.get("gaussian-counts")(float("inf"), 1e-5, 10, 2, True)
+    chain = _rows(_book(tmp_path, [("marginals", gaussian), ("errors_t0", gaussian)]), "C", float("inf"))
+    assert set(chain.mechanism) == {"gaussian-counts"} and set(chain.delta_budget) == {1e-5}
+    check_ledgers(chain, pure)  # approx's run, read by the pure table: no noise, no delta
+    check_ledgers(chain, approx)
+    # at a finite eps the same labels are refused
+    with pytest.raises(ValueError, match=r"delta_budget 1e-05 where currency 'pure' expects 0.0"):
+        check_ledgers(chain.assign(eps=1.0, eps_budget=1.0), pure)
+    for column, value, expected in [
+        ("scale", 0.5, "0 or none"),
+        ("delta_total", 1e-5, "0 \\(no noise"),
+        ("eps_budget", 1.0, "inf"),
+        ("neighbours", "change one label", "add/remove one record"),
+        ("mechanism", "paper", "one whose exact release \\(eps = inf\\) is counts"),
+    ]:
+        with pytest.raises(ValueError, match=rf"has {column} .* where currency 'pure' expects {expected}"):
+            check_ledgers(chain.assign(**{column: value}), pure)
