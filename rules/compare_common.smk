@@ -28,20 +28,19 @@ if "tuned" in COMPARISON["columns"]:
 # A published study whose other methods the comparison reads (docs/extending.md): one folder per
 # currency, as publish_comparison writes them.
 PUBLISHED = COMPARISON["published"]
-for _currency in CURRENCIES:
+# The methods run here are ranked against the study's in their primary column (tuned where they tune).
+_primary = "tuned" if "tuned" in COMPARISON["columns"] else "as configured"
+for _currency in CURRENCIES if PUBLISHED else []:
     for _file in (published.RUNS, pairing.PAIRING, pairing.HOST):
-        if PUBLISHED and not os.path.exists(f"{PUBLISHED}/{_currency}/{_file}"):
+        if not os.path.exists(f"{PUBLISHED}/{_currency}/{_file}"):
             raise ValueError(
                 f"config: comparison: published: {PUBLISHED} holds no {_currency}/{_file} (a "
                 "folder publish_comparison wrote, as summary/comparison, one folder per currency, "
                 "with the digests that pair its runs and its host: docs/extending.md)"
             )
-    # The methods run here are ranked against the study's in their primary column (tuned where they tune).
-    _primary = "tuned" if "tuned" in COMPARISON["columns"] else "as configured"
-    _published = published.columns(f"{PUBLISHED}/{_currency}") if PUBLISHED else []
+    _published = published.columns(f"{PUBLISHED}/{_currency}")
     if (
-        PUBLISHED
-        and CURRENCIES[_currency].methods(COMPARISON["methods"])
+        CURRENCIES[_currency].methods(COMPARISON["methods"])
         and _primary not in _published
     ):
         raise ValueError(

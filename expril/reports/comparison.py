@@ -24,7 +24,7 @@ NAMES = {
     "h_star": "ĥ*",
     "h0_star": "h0*",
 } | {name: display for method in registry.methods().values() for name, display in method.reports.items()}
-REFERENCES = ["h_star", "h0_star"]
+REFERENCES = list(published.REFERENCES)
 # ExPriL's methods: the variant of the chain's evaluation rows each reads.
 VARIANTS = {"C": "C", "I": "I"}
 # The compared methods a plug-in reports that repeat another's runs on some datasets (Method.bases,
@@ -471,9 +471,8 @@ def markdown(table, tests, ranking, methods, datasets, primary, repeats=frozense
         "Non-private references: ĥ* trained on the curator's validation split with its labels, h0* its majority class.",
     ]
     own = without(table, repeats)
-    majority = table[table.method == "h0_star"].set_index("dataset")["mean"]
     top = leaders(own, methods, primary, tests)
-    lines += ["", *leaders_table(top, shown, primary, methods, unled(own, methods, primary), majority)]
+    lines += ["", *leaders_table(top, shown, primary, methods, unled(own, methods, primary), majority_class(table))]
     if {TUNED, CONFIGURED} <= set(table.column):
         lines += ["", *effect_table(tuning_effect(own, methods))]
     lines += [
@@ -528,10 +527,15 @@ def markdown(table, tests, ranking, methods, datasets, primary, repeats=frozense
 # ---------------------------------------------------------------- round 3's checks (issue 49)
 
 
+def majority_class(table):
+    """h0*'s mean accuracy per dataset (a reference at eps = inf)."""
+    return table[table.method == "h0_star"].set_index("dataset")["mean"]
+
+
 def unled(table, methods, column):
     """The finite-eps cells (dataset, eps) where no compared method's mean beats h0*, the majority
-    class (a reference at eps = inf): no one's lead, whatever the highest mean there."""
-    majority = table[table.method == "h0_star"].set_index("dataset")["mean"]
+    class: no one's lead, whatever the highest mean there."""
+    majority = majority_class(table)
     compared = contested(table[table.method.isin(methods) & (table.column == column)])
     best = compared.groupby(["dataset", "eps"])["mean"].max()
     return {cell for cell, mean in best.items() if cell[0] in majority.index and mean <= majority[cell[0]]}
@@ -797,7 +801,7 @@ def compare(
     the table's; every ledger row of its runs must agree with it (currency.check_ledgers)."""
     accuracy, (spent, books) = read_runs(runs, iterations), privacy(runs, currency)
     # The primary column is this run's (tuned where it tunes), or a published study's where no method runs here.
-    own = set(accuracy.column) if len(accuracy) else None
+    own = set(accuracy.column)
     if currency is not None:
         check_ledgers(books, currency)
     if published_folder is None:

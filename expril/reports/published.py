@@ -13,6 +13,7 @@ from expril import io, settings
 from expril.reports import pairing
 
 RUNS, TABLE = "comparison_runs.csv", "comparison.csv"
+REFERENCES = ("h_star", "h0_star")
 PRIVACY = ["dataset", "method", "eps", "column", "eps_spent", "delta", "neighbours", "mechanisms"]
 # The equivalence test's margin on a cell's mean paired difference of test accuracy, and its level,
 # the comparison's (docs/extending.md, "Against the published study": why these).
@@ -39,13 +40,13 @@ def spent(folder, local):
 def columns(folder):
     """The columns the study reports its methods in (tuned, as configured), the references' aside."""
     read = runs(folder)
-    return sorted(set(read[~read.method.isin(("h_star", "h0_star"))].column))
+    return sorted(set(read[~read.method.isin(REFERENCES)].column))
 
 
 def methods(folder):
     """The published methods, in the published order, the references aside."""
     read = runs(folder)
-    return [m for m in read.method.unique() if m not in ("h_star", "h0_star")]
+    return [m for m in read.method.unique() if m not in REFERENCES]
 
 
 def bins_rule(folders):
