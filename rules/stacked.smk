@@ -16,7 +16,8 @@ STACKED = {}
 
 def calibration_stacks():
     """{(currency tag, t, model): {(eps, setting, variant dir), ...}}: the ExPriL runs of
-    calibration_runs_here (the same on every calibrated dataset), by what their h_t share."""
+    calibration_runs_here (the same on every calibrated dataset), by what their h_t share.
+    """
     stacks = {}
     for name, currency in CURRENCIES.items():
         for run in calibration_runs_here(name):
