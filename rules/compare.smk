@@ -318,27 +318,54 @@ if not PUBLISHED:
 
 
 # Round 1 of the study (summary/comparison/round1/, before the currencies, equal effort and the
-# statistics that fit the runs) against round 2 as published, cell by cell
-# (expril/reports/rounds.py): `snakemake round_changes --configfile config/extended.yaml`.
-rule round_changes:
+# statistics that fit the runs) against round 2 as published (round2/), cell by cell
+# (expril/reports/rounds.py): `snakemake round2_changes --configfile config/extended.yaml`.
+rule round2_changes:
     input:
         round1=multiext(ROUND1, ".csv", "_tests.csv", "_runs.csv"),
-        headline=lambda wc: published_runs(pure=False),
-        pure=lambda wc: published_runs(pure=True),
+        headline=lambda wc: round2_runs(pure=False),
+        pure=lambda wc: round2_runs(pure=True),
     output:
-        csv=f"{SUMMARY}/round_changes.csv",
-        md=f"{SUMMARY}/round_changes.md",
+        csv=f"{ROUND2}/round_changes.csv",
+        md=f"{ROUND2}/round_changes.md",
     log:
-        f"{R}/logs/round_changes.log",
+        f"{R}/logs/round2_changes.log",
     conda:
         "../envs/expril.yaml"
     params:
-        code=package_code("round_changes"),
+        code=package_code("round2_changes"),
         designs=DESIGNS,
         methods=COMPARISON["methods"],
         datasets=config["datasets"],
     script:
-        "../workflow_scripts/round_changes.py"
+        "../workflow_scripts/round2_changes.py"
+
+
+# Round 2 as published (round2/) against round 3 (summary/comparison/, as publish_comparison wrote
+# it), cell by cell in each currency: `snakemake round3_changes --configfile config/extended.yaml`.
+rule round3_changes:
+    input:
+        round2=[summary_file(name, "runs", ROUND2) for name in CURRENCIES],
+        round3=[summary_file(name, "runs") for name in CURRENCIES],
+    output:
+        csv=f"{SUMMARY}/round_changes.csv",
+        md=f"{SUMMARY}/round_changes.md",
+    log:
+        f"{R}/logs/round3_changes.log",
+    conda:
+        "../envs/expril.yaml"
+    params:
+        code=package_code("round3_changes"),
+        currencies=list(CURRENCIES),
+        headings={
+            name: f"{c.describe()}: currency `{name}`"
+            for name, c in CURRENCIES.items()
+        },
+        designs=DESIGNS,
+        methods=COMPARISON["methods"],
+        datasets=config["datasets"],
+    script:
+        "../workflow_scripts/round3_changes.py"
 
 
 rule plugin_audit:

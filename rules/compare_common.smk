@@ -432,19 +432,20 @@ def grid_order(currency):
     }
 
 
-# Where publish_comparison writes the study (committed), and round 1 of it as published, which
-# rule round_changes sets beside round 2.
+# Where publish_comparison writes the study (committed), and rounds 1 and 2 of it as published,
+# which rules round2_changes and round3_changes set beside the next.
 SUMMARY = "summary/comparison"
 ROUND1 = f"{SUMMARY}/round1/comparison"
+ROUND2 = f"{SUMMARY}/round2"
 
 
-def summary_file(currency, key):
-    """The published copy of compare_methods' output `key` in the currency (its name)."""
-    return f"{SUMMARY}/{currency}/{Path(rules.compare_methods.output[key]).name}"
+def summary_file(currency, key, folder=SUMMARY):
+    """The published copy (in `folder`) of compare_methods' output `key` in the currency (its name)."""
+    return f"{folder}/{currency}/{Path(rules.compare_methods.output[key]).name}"
 
 
-def published_runs(pure):
-    """The published runs of the headline currency (the first), or of the pure one (delta = 0)."""
+def round2_runs(pure):
+    """Round 2's published runs of the headline currency (the first), or of the pure one (delta = 0)."""
     name = (
         next((n for n, c in CURRENCIES.items() if c.delta == 0), None)
         if pure
@@ -452,6 +453,6 @@ def published_runs(pure):
     )
     if name is None:
         raise ValueError(
-            "round_changes: config: comparison: currencies has no currency with delta 0"
+            "round2_changes: config: comparison: currencies has no currency with delta 0"
         )
-    return summary_file(name, "runs")
+    return summary_file(name, "runs", ROUND2)

@@ -41,7 +41,8 @@ ROLES = {
     "evaluate_rival": "evaluator",
     "compare_methods": "evaluator",
     "comparison_report": "evaluator",
-    "round_changes": "evaluator",
+    "round2_changes": "evaluator",
+    "round3_changes": "evaluator",
     "check_published": "evaluator",
     # The digests that pair a study's runs with a rerun's (expril/reports/pairing.py): of the
     # target's splits too, as the evaluator reads them; a check, never a learner's input.

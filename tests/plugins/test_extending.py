@@ -117,7 +117,7 @@ def test_a_method_without_a_tuning_entry_stops_the_workflow_before_any_job(tmp_p
 
 @pytest.mark.slow
 def test_a_users_method_against_the_published_study_plans_its_jobs_and_the_check_alone(tmp_path):
-    """With `comparison: published` (round 2 in summary/comparison, a folder per currency) and no
+    """With `comparison: published` (round 2 in summary/comparison/round2, a folder per currency) and no
     results yet, as on a fresh clone, the plan is the new method's jobs, the data and bins they read,
     the check (LLP's first and last published cell of each currency, rerun) and the reports: no job of
     any other method (the run itself, on the smoke study: test_compare_workflow). Round 2 publishes
@@ -127,7 +127,7 @@ def test_a_users_method_against_the_published_study_plans_its_jobs_and_the_check
     project = user_copy(tmp_path)
     add_example(project)
     for currency in ("approx", "pure"):
-        shutil.copytree(project / "summary/comparison" / currency, tmp_path / "published" / currency)
+        shutil.copytree(project / "summary/comparison/round2" / currency, tmp_path / "published" / currency)
         runs = pd.read_csv(tmp_path / "published" / currency / published.RUNS)
         runs.loc[runs.column == "tuned", "column"] = "as configured"
         runs.to_csv(tmp_path / "published" / currency / published.RUNS, index=False)

@@ -176,7 +176,7 @@ def test_a_rules_step_lives_in_the_module_of_its_audited_role():
     other rule, audited as the learner's, one of steps.learner or steps.world."""
     modules = {"learner": ("learner", "world"), "release": ("curator",)}
     found = _rule_steps()
-    assert len(found) == 24 and {"make_bins", "oracle_errors", "evaluate_rival", "generate_data"} <= set(found)
+    assert len(found) == 25 and {"make_bins", "oracle_errors", "evaluate_rival", "generate_data"} <= set(found)
     for rule, step in found.items():
         role = ROLES.get(rule, "learner")
         if step is None:

@@ -165,7 +165,7 @@ def test_the_published_runs_of_the_methods_not_run_here_are_read_with_the_refere
 
 def test_the_published_studys_bins_rule_is_its_recorded_one_and_laplaces_before_the_record(tmp_path):
     """study.yaml (pairing_digests) records the noise a study's bins are sized for; a folder without
-    it (round 2's, summary/comparison) is Laplace's, as round 2 sized them; currencies that disagree,
+    it (round 2's, summary/comparison/round2) is Laplace's, as round 2 sized them; currencies that disagree,
     or a rule not known, are refused by file."""
     folders = [tmp_path / "approx", tmp_path / "pure"]
     for folder in folders:

@@ -30,7 +30,7 @@ def test_a_currency_without_new_runs_reports_the_published_study_unchanged(tmp_p
     """Its table holds the published cells with their published privacy, their means and standard
     deviations those of the published runs, and its tests are scipy's on those runs."""
     config = planned_config(ROOT)
-    folder = ROOT / "summary/comparison/approx"
+    folder = ROOT / "summary/comparison/round2/approx"
     out = {key: str(tmp_path / name) for key, name in OUTPUTS.items()}
     designs = design.designs(config)
     comparison.compare(

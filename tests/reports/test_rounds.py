@@ -1,8 +1,10 @@
-"""What round 2 changed (expril.reports.rounds): round 1's rules reproduce its published verdicts,
-and each step of the walk from round 1 to round 2 moves only what it should, with known answers."""
+"""What rounds 2 and 3 changed (expril.reports.rounds): round 1's rules reproduce its published
+verdicts, and each step of the walks from round 1 to round 2 and from round 2 to round 3 moves only
+what it should, with known answers."""
 
 import math
 
+import numpy as np
 import pandas as pd
 import stats_reference
 
@@ -11,6 +13,7 @@ from expril.workflow.config import planned_config
 from harness import ROOT
 
 ROUND1 = ROOT / "summary" / "comparison" / "round1"
+ROUND2 = ROOT / "summary" / "comparison" / "round2"
 METHODS = ["C", "I", "llp", "dpsgd", "aim", "dpmerf", "C-mmd", "I-mmd"]
 PURE = ["C", "I", "llp", "aim", *comparison.REFERENCES]
 
@@ -49,7 +52,7 @@ def test_round_1s_own_runs_move_only_by_infinity_and_the_tests():
     assert (frame["round 1"] == frame["tuning"]).all() and (frame["tests"] == frame["currency"]).all()
     infinite = frame.xs(math.inf, level="eps")
     assert len(infinite) == 7 and (infinite.currency == rounds.REFERENCE).all()
-    assert set(infinite.moved_by) == {rounds.STEPS["infinity"]}
+    assert set(infinite.moved_by) == {rounds.ROUND2_STEPS["infinity"]}
     # each cell the tests moved: its leader beside C-ExPriL significant by round 1's Wilcoxon on
     # float accuracies, not by the corrected resampled t-test on counts (scipy, Holm)
     floats = stats_reference.paired_tests(runs, finite=True)
@@ -59,7 +62,7 @@ def test_round_1s_own_runs_move_only_by_infinity_and_the_tests():
         assert floats[dataset, eps, method] < comparison.LEVEL <= fitted[dataset, eps, method]
     for eps in (1.0, 3.0, 10.0):
         cell = frame.loc[("CTG-B", eps)]
-        assert (cell["round 1"], cell.currency, cell.moved_by) == ("DP-SGD ▲", "DP-SGD", rounds.STEPS["tests"])
+        assert (cell["round 1"], cell.currency, cell.moved_by) == ("DP-SGD ▲", "DP-SGD", rounds.ROUND2_STEPS["tests"])
     for dataset in ("CTG-A", "CTG-B"):
         assert frame.loc[(dataset, 0.1), ["round 1", "currency"]].tolist() == ["DP-MERF ▲ ⊘", "DP-MERF ⊘"]
     moved = {(d, e) for (d, e), by in frame.moved_by.items() if by}
@@ -73,16 +76,16 @@ def test_round_1s_own_runs_move_only_by_infinity_and_the_tests():
     }
 
 
-def _runs(cells):
+def _runs(cells, eps=1.0):
     """Runs of the tuned column as comparison_runs.csv holds them: {(dataset, method): accuracies}
-    at eps 1."""
+    at `eps`."""
     return pd.DataFrame(
         [
             {
                 "dataset": dataset,
                 "seed": seed,
                 "method": method,
-                "eps": 1.0,
+                "eps": eps,
                 "column": comparison.TUNED,
                 "setting": "configured",
                 "accuracy": accuracy,
@@ -110,7 +113,7 @@ def test_a_verdict_moved_by_one_delta_per_table_is_put_down_to_the_currency():
         (rounds.cell_table(floats), tests1, mix), headline, pure, designs, ["C", "dpsgd"]
     )
     assert frame["round 1"].tolist() == ["DP-SGD ▲"] * 2 and frame.currency.tolist() == ["C-ExPriL ★"] * 2
-    assert frame.moved_by.tolist() == [rounds.STEPS["currency"]] * 2
+    assert frame.moved_by.tolist() == [rounds.ROUND2_STEPS["currency"]] * 2
     assert significant == {"round 1": 2, "tuning": 2, "infinity": 2, "tests": 2, "currency": 2}
     md = rounds.markdown(frame, significant, ["A", "B"])
     assert "| A | 1 | DP-SGD ▲ | C-ExPriL ★ | 1: one (ε, δ) per table |" in md
@@ -132,3 +135,52 @@ def test_only_round_2s_cells_are_set_beside_round_1_and_a_cell_it_did_not_run_sa
     assert frame.loc[("BC", 1.0), "currency"] == "C-ExPriL ★"
     assert frame.loc[("A", math.inf), "currency"] == frame.loc[("BC", math.inf), "currency"] == rounds.REFERENCE
     assert frame.loc[("A", math.inf), "round 1"] == "DP-SGD ▲"
+
+
+def test_round_3s_walk_on_round_2s_own_runs_moves_the_cells_below_h0_star_only():
+    """Round 2's published headline runs read as round 3's: the first step gives round 2's published
+    counts back (41 significant tests of 209, DP-SGD highest in 23 of the 35 finite cells); h0*'s
+    rule moves exactly the cells where the published table's best tuned mean is at most h0*'s,
+    CTG-A and CTG-B at eps 0.1 among them (DP-MERF's leads, issue 49); the same runs move nothing
+    after it."""
+    runs = pd.read_csv(ROUND2 / "approx" / "comparison_runs.csv")
+    designs = design.designs(planned_config(ROOT))
+    frame, significant = rounds.round3_changes(runs, runs, designs, METHODS)
+    frame = frame.set_index(["dataset", "eps"])
+    assert significant == {"round 2": 41, "h0*": 41, "runs": 41, "round 3": 41}
+    finite = frame[np.isfinite(frame.index.get_level_values("eps"))]
+    assert len(finite) == 35 and finite["round 2"].str.startswith("DP-SGD").sum() == 23
+    assert (frame.xs(math.inf, level="eps")["round 3"] == rounds.REFERENCE).all()
+    table = pd.read_csv(ROUND2 / "approx" / "comparison.csv")
+    majority = table[table.method == "h0_star"].set_index("dataset")["mean"]
+    tuned = table[(table.column == comparison.TUNED) & table.method.isin(METHODS) & np.isfinite(table.eps)]
+    best = tuned.groupby(["dataset", "eps"])["mean"].max()
+    below = {cell for cell, mean in best.items() if mean <= majority[cell[0]]}
+    assert {("CTG-A", 0.1), ("CTG-B", 0.1)} <= below
+    assert frame.loc[("CTG-A", 0.1), ["round 2", "round 3"]].tolist() == ["DP-MERF", "no lead (DP-MERF)"]
+    assert frame.loc[("CTG-B", 0.1), ["round 2", "round 3"]].tolist() == ["DP-MERF ⊘", "no lead (DP-MERF)"]
+    assert {cell for cell, by in frame.moved_by.items() if by} == below
+    assert set(frame.moved_by[list(below)]) == {rounds.ROUND3_STEPS["h0*"]}
+
+
+def test_round_3s_real_tables_widen_holms_family():
+    """On A at eps 1 DP-SGD is 5 counts above C-ExPriL in all 8 runs (Wilcoxon p 2/256): ▲ alone in
+    Holm's family. Round 3 adds a table (R, eps 1 and 3) where five rivals differ from C-ExPriL by
+    ±1 alternately (p = 1): 11 tests, Holm's p for A 11 x 2/256 = 0.086, so the ▲ goes at the last
+    step and at no other; the new table's cells are not round 2's and stay out of the walk."""
+    c = [0.70, 0.71, 0.72, 0.74, 0.76, 0.78, 0.79, 0.80]
+    round2 = _runs({("A", "C"): c, ("A", "dpsgd"): [a + 0.05 for a in c]})
+    wobble = [a + (0.01 if i % 2 else -0.01) for i, a in enumerate(c)]
+    rivals = ["I", "llp", "aim", "dpmerf", "dpsgd"]
+    real = [_runs({("R", "C"): c, **{("R", m): wobble for m in rivals}}, eps) for eps in (1.0, 3.0)]
+    round3 = pd.concat([round2, *real])
+    designs = dict.fromkeys(["A", "R"], design.Design(n_test=100, n_train=300, resampled=False))
+    frame, significant = rounds.round3_changes(round2, round3, designs, ["C", *rivals])
+    assert frame[["dataset", "eps"]].values.tolist() == [["A", 1.0]]
+    assert frame.iloc[0][list(rounds.ROUND3_STEPS)].tolist() == ["DP-SGD ▲", "DP-SGD ▲", "DP-SGD ▲", "DP-SGD"]
+    assert frame.moved_by.tolist() == [rounds.ROUND3_STEPS["round 3"]]
+    assert significant == {"round 2": 1, "h0*": 1, "runs": 1, "round 3": 0}
+    md = rounds.round3_markdown({"approx": (frame, significant)}, ["A", "R"], {"approx": "(ε, δ = 1e-05)"})
+    assert "### (ε, δ = 1e-05)\n\n1 of 1 cells changed." in md
+    assert "| A | 1 | DP-SGD ▲ | DP-SGD | 1: Holm over the real tables' tests too |" in md
+    assert "| 1: Holm over the real tables' tests too | 1 | 0 |" in md
