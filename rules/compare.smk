@@ -230,6 +230,7 @@ rule select_settings:
         order=lambda wc: grid_order(wc.currency_name),
         iterations=T,
         first_seed=GRID["calibration"]["first_seed"],
+        first_runs=GRID["calibration"]["runs"],
         epsilons=EPSILONS,
         resampled=lambda wc: transferred(wc.currency_name),
         selection=GRID.get("selection"),

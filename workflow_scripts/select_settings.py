@@ -9,6 +9,7 @@ tuning.write(
     order=snakemake.params.order,
     iterations=snakemake.params.iterations,
     first_seed=snakemake.params.first_seed,
+    first_runs=snakemake.params.first_runs,
     epsilons=snakemake.params.epsilons,
     resampled=snakemake.params.resampled,
     selection=snakemake.params.selection,

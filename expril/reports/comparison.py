@@ -425,9 +425,9 @@ def markdown(table, tests, ranking, methods, datasets, primary, repeats=frozense
             "Tuned settings: chosen on calibration runs whose records no reported run holds (other seeds of the "
             "datasets that draw fresh data)"
             + (
-                f"; on {', '.join(transferred)}, whose runs resample one record pool, each method's setting with the "
-                "best average rank over those datasets' calibration at the same ε, so no record of theirs reaches "
-                "the choice."
+                f"; on {', '.join(transferred)}, whose runs resample one record pool, each method's setting "
+                "transferred by its average rank over those datasets' calibration at the same ε (docs/comparison.md, "
+                '"Tuning"), so no record of theirs reaches the choice.'
                 if transferred
                 else "."
             ),
@@ -567,7 +567,8 @@ def drops(runs, methods, column, designs):
         for low, high in zip(eps_values, eps_values[1:]):
             pairs = by_eps[[low, high]].dropna()
             change, lo, hi = statistics.paired_interval(100 * (pairs[high] - pairs[low]) / n_test, overlap)
-            if change < 0:
+            # On counts, as every comparison: equal totals are no fall, whatever the float mean's last bit.
+            if pairs[high].sum() < pairs[low].sum():
                 rows.append(
                     dict(
                         dataset=dataset,

@@ -1,7 +1,8 @@
 """Tuning (docs/comparison.md, "Tuning"): every setting of every compared method's grid
 (config/tuning.yaml) scored on calibration runs whose seeds are disjoint from the reported runs',
 and the setting each method uses at each dataset and eps: the highest mean calibration accuracy,
-a tie going to the grid's earlier setting (as configured first).
+a tie going to the grid's earlier setting (as configured first), or, where config/tuning.yaml has a
+`selection`, round 3's rules (below).
 
 Nothing the reported runs write reaches the choice: the selection reads the calibration runs'
 evaluation files only, and refuses any seed below the calibration's first. A dataset whose runs
@@ -66,26 +67,36 @@ def select(table, order, epsilons, resampled=None):
     datasets}, none with a calibration run), the transferred setting (transfer()). Every other eps
     of `epsilons` (texts) takes the choice of the nearest calibrated one (grids.nearest)."""
     resampled = resampled or {}
+    _refuse_scored(table, resampled)
+    means = _means(table)
+    best = {
+        (method, dataset, eps): _first_best(group.droplevel([0, 1, 2]), order[method])
+        for (method, dataset, eps), group in means.groupby(level=[0, 1, 2], sort=False)
+    }
+    return _choice(best | _transferred(transfer(means, order), resampled), epsilons)
+
+
+def _refuse_scored(table, resampled):
+    """Refuse calibration runs on a dataset whose choice is transferred (`resampled`: {method:
+    datasets})."""
     scored = sorted({d for datasets in resampled.values() for d in datasets} & set(table.dataset))
     if scored:
         raise ValueError(
             f"calibration runs on {scored}, whose runs resample the reported runs' record pool: "
             "their choice is transferred, never scored on their records"
         )
-    means = _means(table)
-    best = {
-        (method, dataset, eps): _first_best(group.droplevel([0, 1, 2]), order[method])
-        for (method, dataset, eps), group in means.groupby(level=[0, 1, 2], sort=False)
-    }
-    transferred = transfer(means, order)
+
+
+def _transferred(transferred, resampled):
+    """{(method, dataset, eps): setting} on each method's `resampled` datasets from its transferred
+    {(method, eps): setting}; a method with such datasets and nothing to transfer is refused."""
     for method, datasets in resampled.items():
         if datasets and not any(m == method for m, _ in transferred):
             raise ValueError(
                 f"{method}: no calibrated dataset to transfer the choice on {datasets} from (their runs resample "
                 "one record pool); tune them beside datasets that draw fresh data"
             )
-    best |= {(m, d, e): s for (m, e), s in transferred.items() for d in resampled.get(m, ())}
-    return _choice(best, epsilons)
+    return {(m, d, e): s for (m, e), s in transferred.items() for d in resampled.get(m, ())}
 
 
 def _choice(best, epsilons):
@@ -99,24 +110,44 @@ def _choice(best, epsilons):
     return choice
 
 
-def markdown(table, choice):
+# How each selection chose (markdown()): round 1 and 2's highest mean, round 3's rules.
+RULES = {
+    False: (
+        "the setting chosen per dataset and ε has the highest mean test accuracy there (ties: the grid's "
+        "earlier, as configured first)",
+        "takes the setting with the best average rank over the calibrated datasets at the same ε",
+    ),
+    True: (
+        "the setting chosen per dataset and ε follows round 3's rules (docs/comparison.md, \"Selection (round "
+        '3)"): among the settings that collapsed in the fewest runs, those within two standard errors of the '
+        "leader's mean (at most 3, `finalists.yaml`) ran 15 more seeds, and the simplest within one standard "
+        "error of the leader on all their runs is chosen. The means below are the first seeds', every setting "
+        "on equal runs",
+        "takes, among the settings that collapsed in the fewest runs there, the best average rank over the "
+        "calibrated datasets at the same ε, never one that ranks below the smaller ε's choice on any of them",
+    ),
+}
+
+
+def markdown(table, choice, round3=False):
     """The chosen settings, and per method, dataset and eps in {1, inf} the best and the worst
-    setting on the calibration runs with their mean accuracies."""
+    setting on the calibration runs (`table`; round 3's: its first pass) with their mean
+    accuracies; `round3`: the rule that chose (RULES)."""
     if table.empty:
         return "No compared method runs in this currency: nothing was calibrated.\n"
     means = table.groupby(["method", "dataset", "eps", "setting"], sort=False).accuracy.mean().mul(100)
     seeds = sorted(set(table.seed))
+    chose, transfers = RULES[round3]
     lines = [
         f"Calibration: seeds {seeds[0]}–{seeds[-1]}, every setting of each method's grid "
-        "(config/tuning.yaml); the setting chosen per dataset and ε has the highest mean test accuracy "
-        "there (ties: the grid's earlier, as configured first). `configured`: as configured.",
+        f"(config/tuning.yaml); {chose}. `configured`: as configured.",
         "",
     ]
     transferred = sorted({d for datasets in choice.values() for d in datasets} - set(table.dataset))
     if transferred:
         lines += [
             f"{', '.join(transferred)}: no calibration run (runs that resample one record pool); each method "
-            "takes the setting with the best average rank over the calibrated datasets at the same ε.",
+            f"{transfers}.",
             "",
         ]
     for method, datasets in choice.items():
@@ -147,18 +178,20 @@ def markdown(table, choice):
     return "\n".join(lines)
 
 
-def write(runs, order, iterations, first_seed, epsilons, resampled, out, selection=None):
+def write(runs, order, iterations, first_seed, first_runs, epsilons, resampled, out, selection=None):
     """The calibration table, the choice (YAML) and its report to `out`'s paths; `order`: each
     method's settings in its grid's order ('' as configured); `resampled`: select()'s; `selection`
-    (config/tuning.yaml's): round 3's rules (select_round3) with its `simpler`, else select()."""
+    (config/tuning.yaml's): round 3's rules (select_round3) with its `simpler`, else select();
+    `first_runs`: the calibration's seeds per setting from `first_seed`, before any finalist's."""
     table = calibration_table(runs, iterations, first_seed)
     order = {m: [s or "configured" for s in names] for m, names in order.items()}
-    chosen = {}
+    chosen, first = {}, table
     if selection is None:
         choice = select(table, order, epsilons, resampled)
     else:
-        choice = select_round3(table, order, epsilons, resampled or {}, selection["simpler"])
-        chosen = finalists(table, order, selection["finalists"])
+        first = first_pass(table, first_seed, first_runs)
+        choice = select_round3(table, first, order, epsilons, resampled or {}, selection["simpler"])
+        chosen = finalists(first, order, selection["finalists"])
     rows = [
         {"method": m, "dataset": d, "eps": settings.format_eps(e), "setting": "" if s == "configured" else s}
         for (m, d, e), names in chosen.items()
@@ -177,7 +210,7 @@ def write(runs, order, iterations, first_seed, epsilons, resampled, out, selecti
         "each method per dataset and eps\n# ('': as configured); the comparison reads it.\n"
         + yaml.safe_dump(choice, sort_keys=False),
     )
-    io.save_text(out["markdown"], markdown(table, choice))
+    io.save_text(out["markdown"], markdown(first, choice, round3=selection is not None))
 
 
 # ---------------------------------------------------------------- round 3's selection rules
@@ -209,15 +242,19 @@ def _leader(cell, order):
     return _first_best(cell["mean"].to_dict(), [s for s in order if s in cell.index])
 
 
+def first_pass(table, first_seed, runs):
+    """The calibration table's first `runs` seeds from `first_seed`, which every setting ran: the
+    finalists' extra seeds left out, so that rules comparing every setting compare them on equal
+    runs, and the finalists, once their extra seeds ran, stay the same."""
+    return table[table.seed < first_seed + runs]
+
+
 def finalists(table, order, count):
-    """{(method, dataset, eps): [settings]}: per calibrated cell, where settings are close, the best
-    `count` of them, which get more calibration seeds (more_runs): among the settings that collapsed
-    in the fewest runs, the leader by mean and those whose mean is within two standard errors of the
-    leader's (its runs' std / sqrt(runs)), by mean, ties to the grid's order. A cell whose leader
-    stands alone has none. Each cell is compared on the seeds all its settings ran (the first
-    ones: the finalists' extra seeds, once run, leave the finalists unchanged)."""
-    shared = table.groupby(["method", "dataset", "eps", "seed"]).setting.transform("nunique")
-    table = table[shared == table.groupby(["method", "dataset", "eps"]).setting.transform("nunique")]
+    """{(method, dataset, eps): [settings]}: per calibrated cell of `table` (first_pass()), where
+    settings are close, the best `count` of them, which get more calibration seeds (more_runs):
+    among the settings that collapsed in the fewest runs, the leader by mean and those whose mean is
+    within two standard errors of the leader's (its runs' std / sqrt(runs)), by mean, ties to the
+    grid's order. A cell whose leader stands alone has none."""
     chosen = {}
     for key, cell in _cells(table).groupby(level=[0, 1, 2], sort=False):
         cell = _eligible(cell.droplevel([0, 1, 2]))
@@ -259,13 +296,14 @@ def choose(cell, order, simpler):
 
 
 def transfer_monotone(table, order):
-    """{(method, eps): setting} for the datasets without calibration runs: per method and calibrated
-    eps, among the settings that collapsed in the fewest calibration runs over the calibrated
-    datasets, the best average rank (transfer()); but at each finite eps after the smallest, only a
-    setting that ranks at least as high as the previous eps's choice on every calibrated dataset
-    may replace it (the previous choice stays where it is still among the fewest collapses). So a
-    larger eps never takes a setting that the calibration ranks below the smaller eps's choice
-    anywhere. eps = inf, a reference, is chosen alone."""
+    """{(method, eps): setting} for the datasets without calibration runs, from `table`
+    (first_pass(): every setting on equal runs): per method and calibrated eps, among the settings
+    that collapsed in the fewest calibration runs over the calibrated datasets, the best average
+    rank (transfer()); but at each finite eps after the smallest, the candidates are the previous
+    eps's choice (where it is still among the fewest collapses) and the settings that rank at least
+    as high as it on every calibrated dataset. So a larger eps never takes a setting that the
+    calibration ranks below the smaller eps's choice anywhere. eps = inf, a reference, is chosen
+    alone."""
     cells = _cells(table)
     chosen = {}
     for method, frame in cells.groupby(level=0, sort=False):
@@ -289,16 +327,13 @@ def transfer_monotone(table, order):
     return chosen
 
 
-def select_round3(table, order, epsilons, resampled, simpler):
+def select_round3(table, first, order, epsilons, resampled, simpler):
     """select()'s {method: {dataset: {eps text: suffix}}} by round 3's rules: choose() on every
-    calibrated cell, transfer_monotone() on the datasets `resampled` lists (no calibration run)."""
-    scored = sorted({d for datasets in resampled.values() for d in datasets} & set(table.dataset))
-    if scored:
-        raise ValueError(f"calibration runs on {scored}, whose choice is transferred, never scored on their records")
+    calibrated cell of `table` (the finalists' extra seeds included), transfer_monotone() of
+    `first` (first_pass() of it) on the datasets `resampled` lists (no calibration run)."""
+    _refuse_scored(table, resampled)
     best = {
         key: choose(cell.droplevel([0, 1, 2]), order[key[0]], simpler)
         for key, cell in _cells(table).groupby(level=[0, 1, 2], sort=False)
     }
-    transferred = transfer_monotone(table, order)
-    best |= {(m, d, e): s for (m, e), s in transferred.items() for d in resampled.get(m, ())}
-    return _choice(best, epsilons)
+    return _choice(best | _transferred(transfer_monotone(first, order), resampled), epsilons)

@@ -554,11 +554,24 @@ def test_every_tuned_cell_keeps_its_as_configured_column(tmp_path):
     assert comparison.missing_configured(_table(comparison.counted(configured, DESIGNS))) == []
 
 
+def test_compare_refuses_a_tuned_cell_without_its_as_configured_column(tmp_path):
+    """The study's runs without DP-SGD's as-configured run: compare() stops before writing anything,
+    naming the cell and the key."""
+    runs, reference, _ = _study(tmp_path)
+    kept = [r for r in runs if (r["method"], r["column"]) != ("dpsgd", "as configured")]
+    out = {"runs": tmp_path / "out" / "runs.csv"}
+    with pytest.raises(ValueError, match=r"e\.g\. \[\('A', 'dpsgd', 1\.0\)\].*columns: \[tuned, as configured\]"):
+        comparison.compare(kept, reference, ["C", "I", "llp", "dpsgd"], ["A"], 2, DESIGNS, out)
+    assert not (tmp_path / "out").exists()
+
+
 def test_every_fall_from_one_eps_to_the_next_is_listed_with_its_confidence_interval():
     """Fresh data (A, 100 test records): the 4 runs' differences from eps 1 to 3 are -10, -6, -8,
     -4 points (mean -7, sd 2.58), Student's 95 % interval -7 +- 3.182 * 2.58 / 2 = [-11.11, -2.89];
     3 -> 10 rises (left out); 10 -> inf falls by 1 everywhere (sd 0: [-1, -1]). On a resampled
-    pool (CTG: n_test/n_train = 100/150) the interval widens by sqrt((1/4 + 2/3) / (1/4))."""
+    pool (CTG: n_test/n_train = 100/150) the interval widens by sqrt((1/4 + 2/3) / (1/4)). On E (1,250
+    test records) 3,000 correct records at eps 1 and at 3 (by +3, -1, -2 a run) are no fall, though
+    the float mean of the differences comes out at -9e-18."""
     c1, c3 = [0.80, 0.76, 0.78, 0.74], [0.70, 0.70, 0.70, 0.70]
     runs = _runs(
         {
@@ -568,6 +581,8 @@ def test_every_fall_from_one_eps_to_the_next_is_listed_with_its_confidence_inter
             ("A", "C", INF): [0.89] * 4,
             ("CTG", "C", 1.0): c1,
             ("CTG", "C", 3.0): c3,
+            ("E", "C", 1.0): [0.8] * 3,
+            ("E", "C", 3.0): [0.8024, 0.7992, 0.7984],
         }
     )
     falls = comparison.drops(comparison.counted(runs, DESIGNS), ["C"], "tuned", DESIGNS)

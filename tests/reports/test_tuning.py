@@ -284,7 +284,7 @@ def test_a_currency_without_a_method_to_calibrate_writes_an_empty_choice(tmp_pat
     selection has no run (it crashed on concatenating none)."""
     out = {name: tmp_path / name for name in ("calibration", "choice", "markdown", "finalists")}
     for selection in (None, GRID["selection"]):
-        tuning.write([], {}, 2, 10000, [0.1, 1.0], set(), out, selection)
+        tuning.write([], {}, 2, 10000, 5, [0.1, 1.0], set(), out, selection)
         assert yaml.safe_load(out["choice"].read_text()) == {}
         assert pd.read_csv(out["calibration"]).empty
         assert "nothing was calibrated" in out["markdown"].read_text()
@@ -471,6 +471,42 @@ def test_close_settings_get_more_seeds_and_then_decide():
     assert tuning.choose(_cell(more), order["aim"], {}) == "~rounds=4"
 
 
+def test_the_finalists_stay_the_same_once_their_extra_seeds_ran():
+    """AIM at eps = inf has 3 settings once its noise knobs drop. On the first 5 seeds the leader's
+    se is 0.0224 (runs 0.70, 0.80, 0.70, 0.80, 0.75): 0.74 and 0.72 lie within two, so all three are
+    finalists and run 15 more seeds. There the leader scores 0.75, the others 0.70: on all 20 seeds
+    the leader would stand alone (se 0.0051) and the finalists, recomputed, be none, so the next
+    plan would drop their extra runs. On the first pass they stay all three."""
+    order = {"aim": ["configured", "~rounds=4", "~oneway=0.0625"]}
+    first = {
+        "configured": [(0.70, 0.5), (0.80, 0.5), (0.70, 0.5), (0.80, 0.5), (0.75, 0.5)],
+        "~rounds=4": [(0.74, 0.5)] * 5,
+        "~oneway=0.0625": [(0.72, 0.5)] * 5,
+    }
+    extra = {"configured": [(0.75, 0.5)] * 15, "~rounds=4": [(0.70, 0.5)] * 15, "~oneway=0.0625": [(0.70, 0.5)] * 15}
+    table = _runs({s: first[s] + extra[s] for s in first}, eps=math.inf)
+    every = {("aim", "A", math.inf): order["aim"]}
+    assert tuning.finalists(_runs(first, eps=math.inf), order, 3) == every
+    assert tuning.finalists(table, order, 3) == {}
+    assert tuning.finalists(tuning.first_pass(table, 10000, 5), order, 3) == every
+
+
+def test_the_transfer_compares_settings_on_their_first_seeds_only():
+    """DP-SGD's X leads Y on A and B at eps 1; X alone is a finalist and, in one of its 15 extra seeds
+    on A, collapses. Counted over all its runs X would collapse more than Y and lose the transfer to
+    CTG; on the first pass, where both ran 5 seeds, neither collapses and X is chosen there, as on
+    A and B."""
+    order = {"dpsgd": ["X", "Y"]}
+    first = {"X": [(0.8, 0.5)] * 5, "Y": [(0.7, 0.5)] * 5}
+    table = pd.concat(
+        [_runs(first, "dpsgd", d) for d in "AB"]
+        + [_runs({"X": [(0.8, 0.5)] * 5 + [(0.8, 0.995 if d == "A" else 0.5)] * 15}, "dpsgd", d).iloc[5:] for d in "AB"]
+    )
+    assert tuning.transfer_monotone(table, order)["dpsgd", 1.0] == "Y"
+    choice = tuning.select_round3(table, tuning.first_pass(table, 10000, 5), order, ["1"], {"dpsgd": ["CTG"]}, {})
+    assert choice["dpsgd"] == {"A": {"1": "X"}, "B": {"1": "X"}, "CTG": {"1": "X"}}
+
+
 def test_the_monotone_transfer_never_takes_a_setting_ranked_below_the_smaller_eps_choice():
     """Three calibrated datasets. eps 0.1: X leads all. eps 1: Y has the best average rank (1.33
     against X's 1.67: first on A and C, second on B) but ranks below X on B: plain transfer takes
@@ -495,16 +531,24 @@ def test_the_monotone_transfer_never_takes_a_setting_ranked_below_the_smaller_ep
         ("dpsgd", 10.0): "Z",
         ("dpsgd", math.inf): "Y",
     }
-    choice = tuning.select_round3(table, order, ["0.1", "0.3", "1", "3", "10", "inf"], {"dpsgd": ["CTG"]}, {})
+    choice = tuning.select_round3(table, table, order, ["0.1", "0.3", "1", "3", "10", "inf"], {"dpsgd": ["CTG"]}, {})
     assert choice["dpsgd"]["CTG"] == {"0.1": "X", "0.3": "X", "1": "X", "3": "X", "10": "Z", "inf": "Y"}
     assert choice["dpsgd"]["B"]["1"] == "X" and choice["dpsgd"]["A"]["1"] == "Y"  # calibrated: their own
-    # A setting that collapses in a calibration run of a calibrated dataset is out where another is not.
+    # X collapses in one calibration run at eps 0.1 (on A), where it leads everywhere: Y (second
+    # everywhere) is chosen there, Y stays at 1 (X ranks below it on A and C), Z still takes 10.
     collapsed = table.assign(
-        positive_share=[0.995 if (s, e) == ("X", 10.0) else 0.5 for s, e in zip(table.setting, table.eps)]
+        positive_share=[
+            0.995 if (s, d, e) == ("X", "A", 0.1) else 0.5 for s, d, e in zip(table.setting, table.dataset, table.eps)
+        ]
     )
-    assert tuning.transfer_monotone(collapsed, order)["dpsgd", 10.0] == "Z"
+    assert tuning.transfer_monotone(collapsed, order) == {
+        ("dpsgd", 0.1): "Y",
+        ("dpsgd", 1.0): "Y",
+        ("dpsgd", 10.0): "Z",
+        ("dpsgd", math.inf): "Y",
+    }
     with pytest.raises(ValueError, match=r"calibration runs on \['A'\]"):
-        tuning.select_round3(table, order, ["1"], {"dpsgd": ["A"]}, {})
+        tuning.select_round3(table, table, order, ["1"], {"dpsgd": ["A"]}, {})
 
 
 def test_the_simpler_orders_name_values_of_the_grids_axes():
