@@ -238,9 +238,7 @@ def reported_runs(currency):
 # calibration run reads their records; each method's choice there is transferred
 # (expril/reports/tuning.py). A held-out part is read by the calibration's seeds alone.
 DESIGNS = design.designs(config)
-RESAMPLED = [
-    d for d in config["datasets"] if DESIGNS[d].resampled and not DESIGNS[d].held_out
-]
+RESAMPLED = [d for d in config["datasets"] if DESIGNS[d].transferred]
 for _name in config["datasets"]:
     _held = config["benchmarks"][_name].get("calibration")
     if _held and _held["first_seed"] != GRID["calibration"]["first_seed"]:

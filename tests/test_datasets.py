@@ -653,3 +653,5 @@ def test_the_largest_tables_draw_disjoint_runs_for_the_study_and_its_calibration
     assert all(designs[n].resampled and designs[n].held_out for n in REAL[2:])
     assert designs["CTG-A"].resampled and not designs["CTG-A"].held_out
     assert not designs["A"].resampled and not designs["A"].held_out
+    # Only CTG's choice is transferred: every real table is calibrated on its own held-out part.
+    assert [n for n, d in designs.items() if d.transferred] == ["CTG-A"]

@@ -391,13 +391,13 @@ def heading(currency, methods):
     ]
 
 
-def markdown(table, tests, ranking, methods, datasets, primary, repeats=frozenset(), resampled=(), currency=None):
+def markdown(table, tests, ranking, methods, datasets, primary, repeats=frozenset(), transferred=(), currency=None):
     """The comparison as Markdown: the currency's heading, the primary column's accuracy table
     (tuned where a choice exists) with its marks, the other column, the settings chosen, the
     references, the leaders, the privacy each method spent, the rank tests and the paired tests.
     `repeats`: plain_repeats(), left out of the leaders (where they would only tie) and of the
-    tuning's effect; `resampled`: the datasets whose runs resample one record pool, whose tuned
-    settings were transferred."""
+    tuning's effect; `transferred`: the datasets whose tuned settings were transferred
+    (Design.transferred)."""
     shown = [d for d in datasets if d in set(table.dataset)]
     runs = table[table.column == primary].n_runs
     n = f"{runs.min()}" if runs.min() == runs.max() else f"{runs.min()} to {runs.max()}"
@@ -419,11 +419,11 @@ def markdown(table, tests, ranking, methods, datasets, primary, repeats=frozense
         "at least half of the cell's runs: the cell measures a collapsed classifier, not the method's accuracy.",
     ]
     if primary == TUNED:
-        transferred = [d for d in shown if d in resampled]
+        transferred = [d for d in shown if d in transferred]
         lines += [
             "",
             "Tuned settings: chosen on calibration runs whose records no reported run holds (other seeds of the "
-            "datasets that draw fresh data)"
+            "datasets that draw fresh data, or of a table's part held out for them)"
             + (
                 f"; on {', '.join(transferred)}, whose runs resample one record pool, each method's setting "
                 "transferred by its average rank over those datasets' calibration at the same ε (docs/comparison.md, "
@@ -832,8 +832,8 @@ def compare(
         ledger.history_spent(histories)
     )
     repeats = plain_repeats(accuracy)
-    resampled = [d for d, design in designs.items() if design.resampled]
-    md = markdown(table, tests, ranking, methods, datasets, primary, repeats, resampled, currency)
+    transferred = [d for d, design in designs.items() if design.transferred]
+    md = markdown(table, tests, ranking, methods, datasets, primary, repeats, transferred, currency)
     falls = drops(without(accuracy, repeats), methods, primary, designs)
     io.save_text(out["comparison_md"], md + "\n" + "\n".join(drops_table(falls, primary)) + "\n" + note)
     figure(accuracy, table, methods, datasets, primary, out["figure_pdf"], out["figure_png"], repeats)

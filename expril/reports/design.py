@@ -20,6 +20,12 @@ class Design:
     resampled: bool
     held_out: bool = False
 
+    @property
+    def transferred(self):
+        """No calibration run may read its records (its runs resample one pool and no part is held
+        out for the calibration): each method's setting there is transferred (expril.reports.tuning)."""
+        return self.resampled and not self.held_out
+
 
 def designs(config):
     """Each benchmark's Design under the configuration. Its runs resample one pool when it reads a
