@@ -137,30 +137,42 @@ def test_only_round_2s_cells_are_set_beside_round_1_and_a_cell_it_did_not_run_sa
     assert frame.loc[("A", math.inf), "round 1"] == "DP-SGD ▲"
 
 
+def _below_h0_star(folder, methods):
+    """The finite cells of a published table (comparison.csv) where no tuned method's mean beats h0*'s."""
+    table = pd.read_csv(folder / "comparison.csv")
+    majority = table[table.method == "h0_star"].set_index("dataset")["mean"]
+    tuned = table[(table.column == comparison.TUNED) & table.method.isin(methods) & np.isfinite(table.eps)]
+    best = tuned.groupby(["dataset", "eps"])["mean"].max()
+    return {cell for cell, mean in best.items() if mean <= majority[cell[0]]}
+
+
 def test_round_3s_walk_on_round_2s_own_runs_moves_the_cells_below_h0_star_only():
-    """Round 2's published headline runs read as round 3's: the first step gives round 2's published
-    counts back (41 significant tests of 209, DP-SGD highest in 23 of the 35 finite cells); h0*'s
-    rule moves exactly the cells where the published table's best tuned mean is at most h0*'s,
-    CTG-A and CTG-B at eps 0.1 among them (DP-MERF's leads, issue 49); the same runs move nothing
-    after it."""
-    runs = pd.read_csv(ROUND2 / "approx" / "comparison_runs.csv")
+    """Round 2's published runs read as round 3's: the first step gives round 2's published counts
+    back (headline: 41 significant tests of 209, DP-SGD highest in 23 of the 35 finite cells); h0*'s
+    rule moves exactly the cells where the published table's best tuned mean is at most h0*'s (the
+    headline's DP-MERF at eps 0.1 on CTG-A and CTG-B, issue 49; pure DP's AIM at 0.1 and 0.3 there);
+    the same runs move nothing after it."""
     designs = design.designs(planned_config(ROOT))
+    runs = pd.read_csv(ROUND2 / "approx" / "comparison_runs.csv")
     frame, significant = rounds.round3_changes(runs, runs, designs, METHODS)
     frame = frame.set_index(["dataset", "eps"])
     assert significant == {"round 2": 41, "h0*": 41, "runs": 41, "round 3": 41}
     finite = frame[np.isfinite(frame.index.get_level_values("eps"))]
     assert len(finite) == 35 and finite["round 2"].str.startswith("DP-SGD").sum() == 23
     assert (frame.xs(math.inf, level="eps")["round 3"] == rounds.REFERENCE).all()
-    table = pd.read_csv(ROUND2 / "approx" / "comparison.csv")
-    majority = table[table.method == "h0_star"].set_index("dataset")["mean"]
-    tuned = table[(table.column == comparison.TUNED) & table.method.isin(METHODS) & np.isfinite(table.eps)]
-    best = tuned.groupby(["dataset", "eps"])["mean"].max()
-    below = {cell for cell, mean in best.items() if mean <= majority[cell[0]]}
-    assert {("CTG-A", 0.1), ("CTG-B", 0.1)} <= below
+    below = _below_h0_star(ROUND2 / "approx", METHODS)
+    assert below == {("CTG-A", 0.1), ("CTG-B", 0.1)}
     assert frame.loc[("CTG-A", 0.1), ["round 2", "round 3"]].tolist() == ["DP-MERF", "no lead (DP-MERF)"]
     assert frame.loc[("CTG-B", 0.1), ["round 2", "round 3"]].tolist() == ["DP-MERF ⊘", "no lead (DP-MERF)"]
     assert {cell for cell, by in frame.moved_by.items() if by} == below
     assert set(frame.moved_by[list(below)]) == {rounds.ROUND3_STEPS["h0*"]}
+    pure = pd.read_csv(ROUND2 / "pure" / "comparison_runs.csv")
+    frame, significant = rounds.round3_changes(pure, pure, designs, METHODS)
+    published = pd.read_csv(ROUND2 / "pure" / "comparison_tests.csv")
+    assert set(significant.values()) == {int((published.p_holm < comparison.LEVEL).sum())}
+    below = _below_h0_star(ROUND2 / "pure", METHODS)
+    assert below == {(d, e) for d in ("CTG-A", "CTG-B") for e in (0.1, 0.3)}
+    assert {(r.dataset, r.eps) for r in frame.itertuples() if r.moved_by} == below
 
 
 def test_round_3s_real_tables_widen_holms_family():
