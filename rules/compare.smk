@@ -357,11 +357,7 @@ rule round3_changes:
         "../envs/expril.yaml"
     params:
         code=package_code("round3_changes"),
-        currencies=list(CURRENCIES),
-        headings={
-            name: f"{c.describe()}: currency `{name}`"
-            for name, c in CURRENCIES.items()
-        },
+        currencies=CURRENCIES,
         designs=DESIGNS,
         methods=COMPARISON["methods"],
         datasets=config["datasets"],

@@ -11,7 +11,7 @@ rounds.round3_report(
     designs=snakemake.params.designs,
     methods=snakemake.params.methods,
     datasets=snakemake.params.datasets,
-    headings=snakemake.params.headings,
+    currencies=currencies,
     out_csv=snakemake.output.csv,
     out_md=snakemake.output.md,
 )

@@ -377,12 +377,16 @@ def _grid(table, tests, methods, datasets, column, caption):
     return lines
 
 
+def title(currency):
+    """A currency's table title: its (eps, delta), neighbour relation and name."""
+    return f"{currency.describe()}: currency `{currency.name}`"
+
+
 def heading(currency, methods):
-    """A currency's section heading: its (eps, delta) and neighbour relation, and what each method
-    spends in it."""
+    """A currency's section heading: its title() and what each method spends in it."""
     spends = ", ".join(f"{NAMES[m]} `{currency.mechanisms[m]}`" for m in methods if m in currency.mechanisms)
     return [
-        f"## {currency.describe()}: currency `{currency.name}`",
+        f"## {title(currency)}",
         "",
         f"Every method of this section spends at most the same ε per run and δ = {currency.delta:g}, under "
         f"{currency.relation} neighbours; every ledger row of its runs was checked to agree. Mechanisms: "

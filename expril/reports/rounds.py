@@ -201,9 +201,9 @@ def markdown(frame, significant, datasets):
     return "\n".join(lines + table) + "\n"
 
 
-def round3_markdown(walks, datasets, headings):
-    """Round 3's walk per currency (`walks`: {currency: (frame, significant)}, `headings`: each
-    currency's table heading)."""
+def round3_markdown(walks, datasets, currencies):
+    """Round 3's walk per currency (`walks`: {currency: (frame, significant)}, `currencies`: {name:
+    expril.workflow.currency.Currency}, titled as in the comparison's report)."""
     lines = [
         "## What round 3 changed",
         "",
@@ -214,7 +214,14 @@ def round3_markdown(walks, datasets, headings):
     ]
     for currency, (frame, significant) in walks.items():
         count, table = moved_lines(frame, significant, datasets, ROUND3_STEPS, ("round 2", "round 3"))
-        lines += ["", f"### {headings[currency]}", "", f"{count} of {len(frame)} cells changed.", "", *table]
+        lines += [
+            "",
+            f"### {comparison.title(currencies[currency])}",
+            "",
+            f"{count} of {len(frame)} cells changed.",
+            "",
+            *table,
+        ]
     return "\n".join(lines) + "\n"
 
 
@@ -229,10 +236,11 @@ def report(round1, headline, pure, designs, methods, datasets, out_csv, out_md):
     io.save_text(out_md, markdown(frame, significant, datasets))
 
 
-def round3_report(round2, round3, designs, methods, datasets, headings, out_csv, out_md):
+def round3_report(round2, round3, designs, methods, datasets, currencies, out_csv, out_md):
     """Write round3_changes() of every currency as CSV (a `currency` column first) and Markdown;
-    `round2`, `round3`: {currency: its comparison_runs.csv} of each round."""
+    `round2`, `round3`: {currency: its comparison_runs.csv} of each round; `currencies`: as
+    round3_markdown()'s."""
     walks = {c: round3_changes(pd.read_csv(round2[c]), pd.read_csv(round3[c]), designs, methods) for c in round3}
     frames = pd.concat({c: frame for c, (frame, _) in walks.items()}, names=["currency"])
     io.save_csv(out_csv, frames.reset_index(level="currency"))
-    io.save_text(out_md, round3_markdown(walks, datasets, headings))
+    io.save_text(out_md, round3_markdown(walks, datasets, currencies))

@@ -8,8 +8,10 @@ import numpy as np
 import pandas as pd
 import stats_reference
 
+from expril.privacy import mechanisms
 from expril.reports import comparison, design, rounds
 from expril.workflow.config import planned_config
+from expril.workflow.currency import Currency
 from harness import ROOT
 
 ROUND1 = ROOT / "summary" / "comparison" / "round1"
@@ -192,7 +194,8 @@ def test_round_3s_real_tables_widen_holms_family():
     assert frame.iloc[0][list(rounds.ROUND3_STEPS)].tolist() == ["DP-SGD ▲", "DP-SGD ▲", "DP-SGD ▲", "DP-SGD"]
     assert frame.moved_by.tolist() == [rounds.ROUND3_STEPS["round 3"]]
     assert significant == {"round 2": 1, "h0*": 1, "runs": 1, "round 3": 0}
-    md = rounds.round3_markdown({"approx": (frame, significant)}, ["A", "R"], {"approx": "(ε, δ = 1e-05)"})
-    assert "### (ε, δ = 1e-05)\n\n1 of 1 cells changed." in md
+    approx = Currency("approx", 1e-5, mechanisms.RECORD, {"C": "gaussian-counts"})
+    md = rounds.round3_markdown({"approx": (frame, significant)}, ["A", "R"], {"approx": approx})
+    assert "### (ε, δ = 1e-05), neighbours: add/remove one record: currency `approx`\n\n1 of 1 cells changed." in md
     assert "| A | 1 | DP-SGD ▲ | DP-SGD | 1: Holm over the real tables' tests too |" in md
     assert "| 1: Holm over the real tables' tests too | 1 | 0 |" in md
