@@ -69,14 +69,15 @@ def rival_model(wildcards):
 
 
 def configured_bins(wildcards):
-    """ExPriL's bins as configured (AIM discretises on them, whatever ExPriL's setting)."""
+    """ExPriL's bins as configured, whatever ExPriL's setting: those a plug-in that discretises the
+    features reads."""
     return f"{R}/learner/{wildcards.dataset}/{wildcards.seeds}/eps{wildcards.eps}/marginal_bins.npz"
 
 
 def histories(currency):
     """The append-only record of every release of a plug-in whose noise cannot be replayed (its
-    release takes `history_path`: AIM's), reruns included, for every reported run's release in
-    the currency (its name): as configured and, where the release depends on the setting (AIM's
+    release takes `history_path`), reruns included, for every reported run's release in the
+    currency (its name): as configured and, where the release depends on the setting (its
     knobs), at the tuned one.
     """
     return sorted(

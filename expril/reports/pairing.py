@@ -21,8 +21,9 @@ HOST, PAIRING, STUDY = "host.yaml", "pairing.csv", "study.yaml"
 
 def study(config):
     """What a rerun of a study's checked cells must follow to pair with them, beside its digests:
-    the noise its bins are sized for (config `bins: sized_for`, which sets LLP's bins; a study
-    published before the key, round 2, sized them for Laplace's: published.bins_rule)."""
+    the noise its bins are sized for (config `bins: sized_for`, which sizes the bins of every method
+    whose releases are binned counts; a study published before the key, round 2, sized them for
+    Laplace's: published.bins_rule)."""
     return {"bins": config["bins"]["sized_for"]}
 
 
