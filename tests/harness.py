@@ -1,11 +1,12 @@
 """Running the Snakemake workflow from tests: dry-run job plans and real runs."""
 
 import os
-import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+from expril.workflow.snapshot import dry_run_jobs, per_rule
 
 ROOT = Path(__file__).resolve().parents[1]
 SNAKEMAKE = [sys.executable, "-m", "snakemake"]
@@ -38,19 +39,6 @@ def plan(*args):
     return dry_run_jobs(snakemake("--dry-run", "--forceall", *args).stdout)
 
 
-def dry_run_jobs(out):
-    """The jobs a dry run's output lists, as dicts with rule, input, output and resources lists
-    (the jobs of a group job are listed indented)."""
-    jobs, job = [], None
-    for line in out.splitlines():
-        if m := re.match(r"\s*(?:local)?rule (\w+):$", line):
-            job = {"rule": m.group(1), "input": [], "output": [], "resources": []}
-            jobs.append(job)
-        elif job and (m := re.match(r"\s+(input|output|resources): (.*)$", line)):
-            job[m.group(1)] = m.group(2).split(", ")
-    return jobs
-
-
 def project_copy(tmp_path):
     """A copy of the project to edit or lock without touching this one, without results or state."""
     project = tmp_path / "project"
@@ -74,8 +62,4 @@ def replace_once(path, old, new):
     path.write_text(text.replace(old, new))
 
 
-def counts(jobs):
-    out = {}
-    for job in jobs:
-        out[job["rule"]] = out.get(job["rule"], 0) + 1
-    return out
+counts = per_rule  # a plan's jobs per rule

@@ -1,0 +1,212 @@
+"""A long run's state carried from one machine to the next, for a study that outlasts the machine it
+started on (docs/workflow.md, "A study over several machines").
+
+`save` archives what the next machine needs to go on where this one stopped: every file of the
+results folder and Snakemake's metadata (the code and params each output was made with) except the
+arrays (`.npz`) that no pending job reads: a finished run's networks, labels and releases, which
+nothing reads again, are most of a study's bytes. Snakemake does not rerun the job of a missing
+file whose readers are all done, so a restored study plans exactly the jobs it had left; `check`
+shows it (the planned jobs are counted per rule against the ones recorded at `save`). The outputs
+of pending jobs are left out too: a job stopped midway may have left some of its files.
+
+A large array that pending jobs read and that belongs to a seed block rather than to one run (its
+path has no `eps` folder: the data, the splits, the feature maps; no release) is recomputed at
+`restore` from the same seeds instead of carried, and checked against the sha256 it had.
+
+Each `save` adds one part to a folder (part-01.tar.xz, ...): the files that are new or changed
+since the parts before, and the manifest of the whole state (path, sha256, mtime, carried), so that
+a study saved on several machines costs its bytes once. `restore` unpacks the parts in order into
+a fresh checkout, drops what a later part no longer holds, recomputes what was not carried, checks
+every file against the manifest, and dates the files so that Snakemake reruns nothing: each
+benchmark file keeps its mtime (the wall time `benchmarks.study_cost` reads; Snakemake ignores
+it), the rest are dated now, after the checkout and the installed packages, which jobs read.
+
+The study's snakemake arguments are its targets first, then its options:
+
+    python -m expril.workflow.snapshot save data/study/round3 -- tune --configfile config/extended.yaml
+    python -m expril.workflow.snapshot restore data/study/round3
+"""
+
+import argparse
+import csv
+import hashlib
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+MANIFEST = "manifest.csv"
+PENDING = "pending.json"  # the snakemake arguments saved with and the jobs they planned, per rule
+METADATA = Path(".snakemake/metadata")
+LARGE = 256 * 1024  # bytes: a seed block's data, splits and feature maps, not a run's arrays
+
+
+def dry_run_jobs(out):
+    """The jobs a dry run's output lists, as dicts with rule, input, output and resources lists
+    (the jobs of a group job are listed indented)."""
+    jobs, job = [], None
+    for line in out.splitlines():
+        if m := re.match(r"\s*(?:local)?rule (\w+):$", line):
+            job = {"rule": m.group(1), "input": [], "output": [], "resources": []}
+            jobs.append(job)
+        elif job and (m := re.match(r"\s+(input|output|resources): (.*)$", line)):
+            job[m.group(1)] = m.group(2).split(", ")
+    return jobs
+
+
+def snakemake(args, cwd, dry_run=True):
+    """Snakemake's output for ARGS in `cwd`; an error shows Snakemake's own."""
+    command = [sys.executable, "-m", "snakemake", *(["--dry-run"] if dry_run else ["--cores", "all"]), *args]
+    result = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
+    if result.returncode != 0:
+        raise SystemExit(f"{' '.join(command[2:])} failed:\n{(result.stdout + result.stderr)[-3000:]}")
+    return result.stdout
+
+
+def per_rule(jobs):
+    out = {}
+    for job in jobs:
+        out[job["rule"]] = out.get(job["rule"], 0) + 1
+    return dict(sorted(out.items()))
+
+
+def state(results, jobs, root="."):
+    """{file: carried} for the files a save records, relative to `root`: the results folder's and
+    Snakemake's metadata, less the arrays no pending job reads and the pending jobs' own outputs;
+    carried is False for a large array of a seed block, recomputed at restore."""
+    root = Path(root)
+    needed = {os.path.normpath(f) for job in jobs for f in job["input"]}
+    pending = {os.path.normpath(f) for job in jobs for f in job["output"]}
+    out = {}
+    for folder in (Path(results), METADATA):
+        for path in sorted((root / folder).rglob("*")):
+            name = str(path.relative_to(root))
+            if not path.is_file() or name in pending or (path.suffix == ".npz" and name not in needed):
+                continue
+            run_file = any(part.startswith("eps") for part in Path(name).parts)
+            out[name] = path.suffix != ".npz" or run_file or path.stat().st_size <= LARGE
+    return out
+
+
+def _digest(path):
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def _parts(folder):
+    return sorted(Path(folder).glob("part-*.tar.xz"))
+
+
+def _read_member(part, name):
+    with tarfile.open(part) as tar:
+        return tar.extractfile(name).read().decode()
+
+
+def read_manifest(part):
+    """The state a part ends with: {path: (sha256, mtime, carried)}."""
+    rows = csv.DictReader(io.StringIO(_read_member(part, MANIFEST)))
+    return {r["path"]: (r["sha256"], float(r["mtime"]), r["carried"] == "1") for r in rows}
+
+
+def save(folder, args, results="results", root="."):
+    """Add a part to `folder` holding the state of `root` for the study `snakemake ARGS` runs
+    (targets first, then options); return its path. Run it with the study stopped."""
+    jobs = dry_run_jobs(snakemake(args, root))
+    files = state(results, jobs, root)
+    parts = _parts(folder)
+    before = read_manifest(parts[-1]) if parts else {}
+    manifest = {f: (_digest(Path(root) / f), (Path(root) / f).stat().st_mtime, c) for f, c in files.items()}
+    part = Path(folder) / f"part-{len(parts) + 1:02d}.tar.xz"
+    part.parent.mkdir(parents=True, exist_ok=True)
+    tmp = part.with_suffix(".tmp")
+    with tarfile.open(tmp, "w:xz") as tar:
+        for name, data in _tables(manifest, {"args": list(args), "jobs": per_rule(jobs)}).items():
+            info = tarfile.TarInfo(name)
+            info.size, info.mtime = len(data), time.time()
+            tar.addfile(info, io.BytesIO(data))
+        for f, (sha, _, carried) in manifest.items():
+            if carried and before.get(f, (None,))[0] != sha:
+                tar.add(Path(root) / f, arcname=f)
+    tmp.rename(part)  # a save stopped midway leaves no part
+    return part
+
+
+def _tables(manifest, pending):
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["path", "sha256", "mtime", "carried"])
+    writer.writerows([f, sha, repr(mtime), int(carried)] for f, (sha, mtime, carried) in manifest.items())
+    return {MANIFEST: out.getvalue().encode(), PENDING: json.dumps(pending, indent=1).encode()}
+
+
+def _pending(folder):
+    return json.loads(_read_member(_parts(folder)[-1], PENDING))
+
+
+def restore(folder, root="."):
+    """Unpack `folder`'s parts into `root` (a fresh checkout) as the last part's manifest says,
+    recompute what it did not carry; return that manifest."""
+    parts = _parts(folder)
+    if not parts:
+        raise SystemExit(f"{folder}: no part-*.tar.xz to restore")
+    manifest = read_manifest(parts[-1])
+    _unpack(parts, manifest, root)
+    recomputed = [f for f, (_, _, carried) in manifest.items() if not carried]
+    if recomputed:
+        args = _pending(folder)["args"]
+        options = args[next((i for i, a in enumerate(args) if a.startswith("-")), len(args)) :]
+        snakemake([*recomputed, *options], root, dry_run=False)
+        _unpack(parts, manifest, root)  # again: the recomputing jobs rewrote their logs, benchmarks, metadata
+    now = time.time()
+    for f, (sha, mtime, _) in manifest.items():
+        path = Path(root) / f
+        if not path.is_file() or _digest(path) != sha:
+            raise SystemExit(f"{parts[-1]}: {f} is missing or differs from its manifest entry after restoring")
+        stamp = mtime if "/benchmarks/" in f else now
+        os.utime(path, (stamp, stamp))
+    return manifest
+
+
+def _unpack(parts, manifest, root):
+    """Each part in order, less the files a later part no longer holds."""
+    for part in parts:
+        with tarfile.open(part) as tar:
+            tar.extractall(root, members=[m for m in tar if m.name in manifest], filter="data")
+
+
+def check(folder, root="."):
+    """The jobs the restored study plans per rule against those it had left when saved:
+    (planned now, planned at save); equal when nothing finished reruns."""
+    pending = _pending(folder)
+    return per_rule(dry_run_jobs(snakemake(pending["args"], root))), pending["jobs"]
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    s = sub.add_parser("save", help="add a part holding this study's state (run with the study stopped)")
+    s.add_argument("folder")
+    s.add_argument("--results", default="results", help="the results folder (config key `results`)")
+    s.add_argument("args", nargs=argparse.REMAINDER, help="-- then the study's snakemake targets and options")
+    for name in ("restore", "check"):
+        sub.add_parser(name).add_argument("folder")
+    a = parser.parse_args(argv)
+    if a.command == "save":
+        print(save(a.folder, a.args[1:] if a.args[:1] == ["--"] else a.args, a.results))
+    elif a.command == "restore":
+        print(f"restored {len(restore(a.folder))} files")
+    if a.command in ("restore", "check"):
+        now, then = check(a.folder)
+        for rule in sorted(set(now) | set(then)):
+            print(f"{rule:45} {now.get(rule, 0):7} {then.get(rule, 0):7}")
+        if now != then:
+            raise SystemExit("planned jobs differ from those left at save (now, at save): finished work reruns")
+        print(f"{sum(now.values())} jobs left, as at save")
+
+
+if __name__ == "__main__":
+    main()

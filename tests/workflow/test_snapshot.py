@@ -1,0 +1,131 @@
+"""A study carried between machines (expril/workflow/snapshot.py), on a toy workflow shaped like the
+study's: a seed block's large data array, each run's small network and its evaluation."""
+
+import os
+import tarfile
+
+import pytest
+
+from expril.workflow import snapshot
+
+# Two seed blocks, two eps each: data per block (320 kB, over snapshot.LARGE), a network per run,
+# an evaluation per run with its benchmark file.
+TOY = """
+rule all:
+    input: expand("res/eval/{b}/eps{e}.csv", b=[1, 2], e=[1, 2])
+rule data:
+    output: "res/data/{b}/source.npz"
+    run:
+        import numpy as np
+        np.savez(output[0], x=np.random.default_rng(int(wildcards.b)).random(40000))
+rule train:
+    input: "res/data/{b}/source.npz"
+    output: "res/learner/{b}/eps{e}/model.npz"
+    run:
+        import numpy as np
+        np.savez(output[0], w=np.load(input[0])["x"][:10] * float(wildcards.e))
+rule evaluate:
+    input: "res/learner/{b}/eps{e}/model.npz"
+    output: "res/eval/{b}/eps{e}.csv"
+    benchmark: "res/benchmarks/evaluate/{b}/eps{e}.tsv"
+    run:
+        import numpy as np
+        open(output[0], "w").write(f"{np.load(input[0])['w'].sum():.6f}\\n")
+"""
+EVALS = [f"res/eval/{b}/eps{e}.csv" for b in (1, 2) for e in (1, 2)]
+
+
+def toy(folder):
+    folder.mkdir()
+    (folder / "Snakefile").write_text(TOY)
+    return folder
+
+
+def test_dry_run_jobs_reads_a_plan():
+    out = "rule train:\n    input: a.npz, b.npz\n    output: m.npz\n    jobid: 3\nlocalrule all:\n    input: m.npz\n"
+    jobs = snapshot.dry_run_jobs(out)
+    assert [(j["rule"], j["input"], j["output"]) for j in jobs] == [
+        ("train", ["a.npz", "b.npz"], ["m.npz"]),
+        ("all", ["m.npz"], []),
+    ]
+    assert snapshot.per_rule(jobs + jobs[:1]) == {"all": 1, "train": 2}
+
+
+def test_state_keeps_what_pending_jobs_read(tmp_path):
+    for name, size in {
+        "res/data/1/source.npz": snapshot.LARGE + 1,  # a block's, read: recomputed
+        "res/data/2/source.npz": snapshot.LARGE + 1,  # a block's, read by no one: dropped
+        "res/learner/1/eps1/model.npz": 10,  # a finished run's network: dropped
+        "res/learner/1/eps2/labels.npz": snapshot.LARGE + 1,  # a run's, read: carried, however large
+        "res/learner/1/eps2/model.npz": 10,  # a pending job's output, perhaps half-written: dropped
+        "res/eval/1/eps1.csv": 10,
+        ".snakemake/metadata/cmVz": 10,
+    }.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_bytes(b"x" * size)
+    jobs = [{"rule": "train", "input": ["res/data/1/source.npz", "res/learner/1/eps2/labels.npz"],
+             "output": ["res/learner/1/eps2/model.npz"]}]  # fmt: skip
+    assert snapshot.state("res", jobs, tmp_path) == {
+        "res/data/1/source.npz": False,
+        "res/eval/1/eps1.csv": True,
+        "res/learner/1/eps2/labels.npz": True,
+        ".snakemake/metadata/cmVz": True,
+    }
+
+
+@pytest.mark.slow
+def test_a_study_goes_on_where_it_stopped(tmp_path):
+    first = toy(tmp_path / "first")
+    stop = ["--cores", "1", *EVALS[:3]]  # stopped before block 2's eps 2
+    snapshot.snakemake(stop, first, dry_run=False)
+    bench = first / "res/benchmarks/evaluate/1/eps1.tsv"
+    os.utime(bench, (1e9, 1e9))  # a benchmark file's mtime is the job's end, which a restore keeps
+    part = snapshot.save(tmp_path / "parts", ["all"], "res", first)
+
+    manifest = snapshot.read_manifest(part)
+    with tarfile.open(part) as tar:
+        carried = sorted(m.name for m in tar if m.name.startswith("res/"))
+    # Block 2's data, read by its pending network, is recomputed; block 1's, every network, and the
+    # half-done job's nothing: only evaluations and benchmark files travel.
+    assert manifest["res/data/2/source.npz"][2] is False
+    assert not any(f.startswith(("res/data/1", "res/learner")) for f in manifest)
+    assert carried == sorted(
+        [*EVALS[:3], *(f"res/benchmarks/evaluate/{b}/eps{e}.tsv" for b, e in ((1, 1), (1, 2), (2, 1)))]
+    )
+
+    second = toy(tmp_path / "second")  # a fresh checkout on another machine
+    snapshot.restore(tmp_path / "parts", second)
+    assert snapshot.check(tmp_path / "parts", second) == (
+        {"all": 1, "evaluate": 1, "train": 1},
+        {"all": 1, "evaluate": 1, "train": 1},
+    )
+    assert (second / "res/data/2/source.npz").read_bytes() == (first / "res/data/2/source.npz").read_bytes()
+    assert os.stat(second / "res/benchmarks/evaluate/1/eps1.tsv").st_mtime == 1e9
+    snapshot.snakemake(["--cores", "1"], second, dry_run=False)
+    assert [(second / f).read_text() for f in EVALS[:3]] == [(first / f).read_text() for f in EVALS[:3]]
+
+    # The next save carries only what changed: block 2's eps 2 and its benchmark.
+    part2 = snapshot.save(tmp_path / "parts", ["all"], "res", second)
+    with tarfile.open(part2) as tar:
+        assert sorted(m.name for m in tar if m.name.startswith("res/")) == [
+            "res/benchmarks/evaluate/2/eps2.tsv", "res/eval/2/eps2.csv"]  # fmt: skip
+    third = toy(tmp_path / "third")
+    snapshot.restore(tmp_path / "parts", third)
+    assert snapshot.check(tmp_path / "parts", third) == ({}, {})
+    assert [(third / f).read_text() for f in EVALS] == [(second / f).read_text() for f in EVALS]
+
+
+@pytest.mark.slow
+def test_restore_refuses_a_recomputed_array_that_differs(tmp_path):
+    first = toy(tmp_path / "first")
+    snapshot.snakemake(["--cores", "1", *EVALS[:3]], first, dry_run=False)
+    snapshot.save(tmp_path / "parts", ["all"], "res", first)
+    second = toy(tmp_path / "second")
+    (second / "Snakefile").write_text(TOY.replace("default_rng(int(wildcards.b))", "default_rng(7)"))
+    with pytest.raises(SystemExit, match="res/data/2/source.npz is missing or differs"):
+        snapshot.restore(tmp_path / "parts", second)
+
+
+def test_restore_names_an_empty_folder(tmp_path):
+    with pytest.raises(SystemExit, match="no part-"):
+        snapshot.restore(tmp_path, tmp_path)
