@@ -282,9 +282,16 @@ def equation_blocks(wildcards):
 
 
 def csv_file(wildcards):
-    """A csv or package entry's file, an input of the jobs that read it (its sha256 is in their params)."""
+    """A csv entry's file, an input of the jobs that read it (its sha256 is in their params). A
+    package's file is not: its path is the environment's, which differs from one installation to
+    the next (a venv elsewhere would rerun the dataset's every job), and its sha256, checked as it
+    is read, already names its content."""
     entry = spec(wildcards)
-    return str(tables.source(entry)) if tables.is_table(entry) else []
+    if not tables.is_table(entry):
+        return []
+    # A package not installed stops the plan here, naming the entry.
+    path = tables.source(entry)
+    return str(path) if entry["generator"] == "csv" else []
 
 
 def reweight_inputs(wildcards):

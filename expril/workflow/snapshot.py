@@ -186,17 +186,19 @@ def check(folder, root="."):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    argv = sys.argv[1:] if argv is None else argv
+    ours, study = (argv[: argv.index("--")], argv[argv.index("--") + 1 :]) if "--" in argv else (argv, [])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog="save: FOLDER -- TARGETS OPTIONS")
     sub = parser.add_subparsers(dest="command", required=True)
-    s = sub.add_parser("save", help="add a part holding this study's state (run with the study stopped)")
-    s.add_argument("folder")
+    s = sub.add_parser("save", help="add a part holding the state of the study after `--` (run it stopped)")
     s.add_argument("--results", default="results", help="the results folder (config key `results`)")
-    s.add_argument("args", nargs=argparse.REMAINDER, help="-- then the study's snakemake targets and options")
-    for name in ("restore", "check"):
-        sub.add_parser(name).add_argument("folder")
-    a = parser.parse_args(argv)
+    for command in (s, sub.add_parser("restore"), sub.add_parser("check")):
+        command.add_argument("folder")
+    a = parser.parse_args(ours)
     if a.command == "save":
-        print(save(a.folder, a.args[1:] if a.args[:1] == ["--"] else a.args, a.results))
+        if not study:
+            parser.error("save: give the study's snakemake targets and options after `--`")
+        print(save(a.folder, study, a.results))
     elif a.command == "restore":
         print(f"restored {len(restore(a.folder))} files")
     if a.command in ("restore", "check"):
