@@ -47,15 +47,15 @@ LARGE = 256 * 1024  # bytes: a seed block's data, splits and feature maps, not a
 
 
 def dry_run_jobs(out):
-    """The jobs a dry run's output lists, as dicts with rule, input, output and resources lists
-    (the jobs of a group job are listed indented)."""
+    """The jobs a dry run's output lists, as dicts with rule, input, output, resources and reason
+    lists (the jobs of a group job are listed indented)."""
     jobs, job = [], None
     for line in out.splitlines():
         if m := re.match(r"\s*(?:local)?rule (\w+):$", line):
-            job = {"rule": m.group(1), "input": [], "output": [], "resources": []}
+            job = {"rule": m.group(1), "input": [], "output": [], "resources": [], "reason": []}
             jobs.append(job)
-        elif job and (m := re.match(r"\s+(input|output|resources): (.*)$", line)):
-            job[m.group(1)] = m.group(2).split(", ")
+        elif job and (m := re.match(r"\s+(input|output|resources|reason): (.*)$", line)):
+            job[m.group(1)] = m.group(2).split(", " if m.group(1) != "reason" else "; ")
     return jobs
 
 
@@ -73,6 +73,20 @@ def per_rule(jobs):
     for job in jobs:
         out[job["rule"]] = out.get(job["rule"], 0) + 1
     return dict(sorted(out.items()))
+
+
+def reasons(jobs):
+    """How many jobs each kind of reason plans ('Missing output files', 'Code has changed...')."""
+    out = {}
+    for job in jobs:
+        for kind in {reason.split(":")[0] for reason in job["reason"]}:
+            out[kind] = out.get(kind, 0) + 1
+    return dict(sorted(out.items()))
+
+
+def _identities(jobs):
+    """Each job as its rule and outputs, sorted: what a restored plan must equal."""
+    return sorted([job["rule"], *sorted(job["output"])] for job in jobs)
 
 
 def state(results, jobs, root="."):
@@ -124,7 +138,7 @@ def save(folder, args, results="results", root="."):
     part.parent.mkdir(parents=True, exist_ok=True)
     tmp = part.with_suffix(".tmp")
     with tarfile.open(tmp, "w:xz") as tar:
-        for name, data in _tables(manifest, {"args": list(args), "jobs": per_rule(jobs)}).items():
+        for name, data in _tables(manifest, {"args": list(args), "jobs": _identities(jobs)}).items():
             info = tarfile.TarInfo(name)
             info.size, info.mtime = len(data), time.time()
             tar.addfile(info, io.BytesIO(data))
@@ -132,7 +146,7 @@ def save(folder, args, results="results", root="."):
             if carried and before.get(f, (None,))[0] != sha:
                 tar.add(Path(root) / f, arcname=f)
     tmp.rename(part)  # a save stopped midway leaves no part
-    return part
+    return part, jobs
 
 
 def _tables(manifest, pending):
@@ -179,10 +193,10 @@ def _unpack(parts, manifest, root):
 
 
 def check(folder, root="."):
-    """The jobs the restored study plans per rule against those it had left when saved:
-    (planned now, planned at save); equal when nothing finished reruns."""
+    """The jobs the restored study plans and those it had left when saved, each as its rule and
+    outputs: equal when nothing finished reruns and nothing pending was lost."""
     pending = _pending(folder)
-    return per_rule(dry_run_jobs(snakemake(pending["args"], root))), pending["jobs"]
+    return _identities(dry_run_jobs(snakemake(pending["args"], root))), pending["jobs"]
 
 
 def main(argv=None):
@@ -198,16 +212,18 @@ def main(argv=None):
     if a.command == "save":
         if not study:
             parser.error("save: give the study's snakemake targets and options after `--`")
-        print(save(a.folder, study, a.results))
+        part, jobs = save(a.folder, study, a.results)
+        print(f"{part}: {len(jobs)} jobs left, planned for", ", ".join(f"{r} ({n})" for r, n in reasons(jobs).items()))
     elif a.command == "restore":
         print(f"restored {len(restore(a.folder))} files")
     if a.command in ("restore", "check"):
         now, then = check(a.folder)
-        for rule in sorted(set(now) | set(then)):
-            print(f"{rule:45} {now.get(rule, 0):7} {then.get(rule, 0):7}")
+        counts = [per_rule({"rule": job[0]} for job in jobs) for jobs in (now, then)]
+        for rule in sorted(set(counts[0]) | set(counts[1])):
+            print(f"{rule:45} {counts[0].get(rule, 0):7} {counts[1].get(rule, 0):7}")
         if now != then:
-            raise SystemExit("planned jobs differ from those left at save (now, at save): finished work reruns")
-        print(f"{sum(now.values())} jobs left, as at save")
+            raise SystemExit("the restored study plans other jobs than it had left (per rule above: now, at save)")
+        print(f"{len(now)} jobs left, as at save")
 
 
 if __name__ == "__main__":

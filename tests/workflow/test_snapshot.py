@@ -49,6 +49,11 @@ def test_dry_run_jobs_reads_a_plan():
         ("all", ["m.npz"], []),
     ]
     assert snapshot.per_rule(jobs + jobs[:1]) == {"all": 1, "train": 2}
+    out = "rule train:\n    reason: Missing output files: m.npz; Input files updated by another job: a.npz\n"
+    assert snapshot.reasons(snapshot.dry_run_jobs(out) * 2) == {
+        "Input files updated by another job": 2,
+        "Missing output files": 2,
+    }
 
 
 def test_state_keeps_what_pending_jobs_read(tmp_path):
@@ -74,13 +79,18 @@ def test_state_keeps_what_pending_jobs_read(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_study_goes_on_where_it_stopped(tmp_path):
+def test_a_study_goes_on_where_it_stopped(tmp_path, monkeypatch, capsys):
     first = toy(tmp_path / "first")
     stop = ["--cores", "1", *EVALS[:3]]  # stopped before block 2's eps 2
     snapshot.snakemake(stop, first, dry_run=False)
     bench = first / "res/benchmarks/evaluate/1/eps1.tsv"
     os.utime(bench, (1e9, 1e9))  # a benchmark file's mtime is the job's end, which a restore keeps
-    part = snapshot.save(tmp_path / "parts", ["all"], "res", first)
+    monkeypatch.chdir(first)
+    snapshot.main(["save", "--results", "res", str(tmp_path / "parts"), "--", "all", "--cores", "1"])
+    part = tmp_path / "parts" / "part-01.tar.xz"
+    assert capsys.readouterr().out.startswith(
+        f"{part}: 3 jobs left, planned for Input files updated by another job (2)"
+    )
 
     manifest = snapshot.read_manifest(part)
     with tarfile.open(part) as tar:
@@ -95,24 +105,32 @@ def test_a_study_goes_on_where_it_stopped(tmp_path):
 
     second = toy(tmp_path / "second")  # a fresh checkout on another machine
     snapshot.restore(tmp_path / "parts", second)
-    assert snapshot.check(tmp_path / "parts", second) == (
-        {"all": 1, "evaluate": 1, "train": 1},
-        {"all": 1, "evaluate": 1, "train": 1},
-    )
+    now, then = snapshot.check(tmp_path / "parts", second)
+    left = [["all"], ["evaluate", "res/eval/2/eps2.csv"], ["train", "res/learner/2/eps2/model.npz"]]
+    assert now == then == left
     assert (second / "res/data/2/source.npz").read_bytes() == (first / "res/data/2/source.npz").read_bytes()
     assert os.stat(second / "res/benchmarks/evaluate/1/eps1.tsv").st_mtime == 1e9
     snapshot.snakemake(["--cores", "1"], second, dry_run=False)
     assert [(second / f).read_text() for f in EVALS[:3]] == [(first / f).read_text() for f in EVALS[:3]]
 
     # The next save carries only what changed: block 2's eps 2 and its benchmark.
-    part2 = snapshot.save(tmp_path / "parts", ["all"], "res", second)
+    part2, jobs = snapshot.save(tmp_path / "parts", ["all"], "res", second)
+    assert jobs == []
     with tarfile.open(part2) as tar:
         assert sorted(m.name for m in tar if m.name.startswith("res/")) == [
             "res/benchmarks/evaluate/2/eps2.tsv", "res/eval/2/eps2.csv"]  # fmt: skip
     third = toy(tmp_path / "third")
     snapshot.restore(tmp_path / "parts", third)
-    assert snapshot.check(tmp_path / "parts", third) == ({}, {})
+    assert snapshot.check(tmp_path / "parts", third) == ([], [])
     assert [(third / f).read_text() for f in EVALS] == [(second / f).read_text() for f in EVALS]
+
+    # A restore onto other code is refused: the edited network's runs would rerun.
+    fourth = toy(tmp_path / "fourth")
+    (fourth / "Snakefile").write_text(TOY.replace('["x"][:10]', '["x"][:11]'))
+    monkeypatch.chdir(fourth)
+    with pytest.raises(SystemExit, match="plans other jobs than it had left"):
+        snapshot.main(["restore", str(tmp_path / "parts")])
+    assert "train                                               4       0" in capsys.readouterr().out
 
 
 @pytest.mark.slow
