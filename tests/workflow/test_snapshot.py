@@ -7,6 +7,7 @@ import tarfile
 import pytest
 
 from expril.workflow import snapshot
+from harness import plan
 
 # Two seed blocks, two eps each: data per block (320 kB, over snapshot.LARGE), a network per run,
 # an evaluation per run with its benchmark file.
@@ -147,3 +148,16 @@ def test_restore_refuses_a_recomputed_array_that_differs(tmp_path):
 def test_restore_names_an_empty_folder(tmp_path):
     with pytest.raises(SystemExit, match="no part-"):
         snapshot.restore(tmp_path, tmp_path)
+
+
+@pytest.mark.slow
+def test_a_package_table_is_no_input_a_csv_is():
+    """A package's table lies in the environment, at a path another installation does not share: as
+    an input it would rerun, restored elsewhere, every job of its dataset. Its sha256 in the params
+    names it; a csv of the repository stays an input."""
+    files = [f"results/extended/data/{d}/0-19/source.npz" for d in ("vote", "CTG-A")]
+    jobs = plan(*files, "--configfile", "config/extended.yaml", "config/round3.yaml")
+    assert {job["output"][0]: (job["rule"], job["input"]) for job in jobs} == {
+        files[0]: ("generate_data", []),
+        files[1]: ("generate_data", ["data/cardiotocography/CTG.csv"]),
+    }
