@@ -41,7 +41,7 @@ import time
 from pathlib import Path
 
 MANIFEST = "manifest.csv"
-PENDING = "pending.json"  # the snakemake arguments saved with and the jobs they planned, per rule
+PENDING = "pending.json"  # the study's snakemake arguments, its results folder and the jobs it had left
 METADATA = Path(".snakemake/metadata")
 LARGE = 256 * 1024  # bytes: a seed block's data, splits and feature maps, not a run's arrays
 
@@ -137,13 +137,15 @@ def save(folder, args, results="results", root="."):
     part = Path(folder) / f"part-{len(parts) + 1:02d}.tar.xz"
     part.parent.mkdir(parents=True, exist_ok=True)
     tmp = part.with_suffix(".tmp")
+    pending = {"args": list(args), "results": str(results), "jobs": _identities(jobs)}
     with tarfile.open(tmp, "w:xz") as tar:
-        for name, data in _tables(manifest, {"args": list(args), "jobs": _identities(jobs)}).items():
+        for name, data in _tables(manifest, pending).items():
             info = tarfile.TarInfo(name)
             info.size, info.mtime = len(data), time.time()
             tar.addfile(info, io.BytesIO(data))
         for f, (sha, _, carried) in manifest.items():
-            if carried and before.get(f, (None,))[0] != sha:
+            old = before.get(f)
+            if carried and not (old and old[0] == sha and old[2]):  # new, changed, or recomputed before
                 tar.add(Path(root) / f, arcname=f)
     tmp.rename(part)  # a save stopped midway leaves no part
     return part, jobs
@@ -167,6 +169,9 @@ def restore(folder, root="."):
     parts = _parts(folder)
     if not parts:
         raise SystemExit(f"{folder}: no part-*.tar.xz to restore")
+    results = Path(root) / _pending(folder)["results"]
+    if results.exists():
+        raise SystemExit(f"{results} exists: restore into a fresh checkout, whose results it would otherwise mix")
     manifest = read_manifest(parts[-1])
     _unpack(parts, manifest, root)
     recomputed = [f for f, (_, _, carried) in manifest.items() if not carried]

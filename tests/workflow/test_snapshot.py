@@ -124,6 +124,8 @@ def test_a_study_goes_on_where_it_stopped(tmp_path, monkeypatch, capsys):
     snapshot.restore(tmp_path / "parts", third)
     assert snapshot.check(tmp_path / "parts", third) == ([], [])
     assert [(third / f).read_text() for f in EVALS] == [(second / f).read_text() for f in EVALS]
+    with pytest.raises(SystemExit, match="res exists: restore into a fresh checkout"):
+        snapshot.restore(tmp_path / "parts", third)
 
     # A restore onto other code is refused: the edited network's runs would rerun.
     fourth = toy(tmp_path / "fourth")
