@@ -38,6 +38,7 @@ import subprocess
 import sys
 import tarfile
 import time
+from collections import Counter
 from pathlib import Path
 
 MANIFEST = "manifest.csv"
@@ -69,19 +70,12 @@ def snakemake(args, cwd, dry_run=True):
 
 
 def per_rule(jobs):
-    out = {}
-    for job in jobs:
-        out[job["rule"]] = out.get(job["rule"], 0) + 1
-    return dict(sorted(out.items()))
+    return dict(sorted(Counter(job["rule"] for job in jobs).items()))
 
 
 def reasons(jobs):
     """How many jobs each kind of reason plans ('Missing output files', 'Code has changed...')."""
-    out = {}
-    for job in jobs:
-        for kind in {reason.split(":")[0] for reason in job["reason"]}:
-            out[kind] = out.get(kind, 0) + 1
-    return dict(sorted(out.items()))
+    return dict(sorted(Counter(kind for job in jobs for kind in {r.split(":")[0] for r in job["reason"]}).items()))
 
 
 def _identities(jobs):
