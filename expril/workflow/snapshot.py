@@ -5,9 +5,8 @@ started on (docs/workflow.md, "A study over several machines").
 results folder and Snakemake's metadata (the code and params each output was made with) except the
 arrays (`.npz`) that no pending job reads: a finished run's networks, labels and releases, which
 nothing reads again, are most of a study's bytes. Snakemake does not rerun the job of a missing
-file whose readers are all done, so a restored study plans exactly the jobs it had left; `check`
-shows it (the planned jobs are counted per rule against the ones recorded at `save`). The outputs
-of pending jobs are left out too: a job stopped midway may have left some of its files.
+file whose readers are all done, so a restored study plans exactly the jobs it had left, as the
+restore checks. The files Snakemake marks incomplete (a job cut off midway) are left out too.
 
 A large array that pending jobs read and that belongs to a seed block rather than to one run (its
 path has no `eps` folder: the data, the splits, the feature maps; no release) is recomputed at
@@ -38,6 +37,7 @@ import subprocess
 import sys
 import tarfile
 import time
+from base64 import urlsafe_b64decode
 from collections import Counter
 from pathlib import Path
 
@@ -83,18 +83,28 @@ def _identities(jobs):
     return sorted([job["rule"], *sorted(job["output"])] for job in jobs)
 
 
+def incomplete(root="."):
+    """The files Snakemake marks incomplete (a job cut off midway wrote them): its markers in
+    .snakemake/incomplete are named by the file's path in urlsafe base64, cut into parts of which
+    all but the last start with '@'."""
+    folder = Path(root) / ".snakemake/incomplete"
+    names = [p.relative_to(folder).parts for p in folder.rglob("*") if p.is_file() and p.name != "migration_underway"]
+    return {os.path.normpath(urlsafe_b64decode("".join(s.lstrip("@") for s in parts)).decode()) for parts in names}
+
+
 def state(results, jobs, root="."):
     """{file: carried} for the files a save records, relative to `root`: the results folder's and
-    Snakemake's metadata, less the arrays no pending job reads and the pending jobs' own outputs;
+    Snakemake's metadata, less the arrays no pending job reads and the files left incomplete (a
+    pending job's complete output stays: the plan may read it, as the finalists' seeds are read);
     carried is False for a large array of a seed block, recomputed at restore."""
     root = Path(root)
     needed = {os.path.normpath(f) for job in jobs for f in job["input"]}
-    pending = {os.path.normpath(f) for job in jobs for f in job["output"]}
+    cut_off = incomplete(root)
     out = {}
     for folder in (Path(results), METADATA):
         for path in sorted((root / folder).rglob("*")):
             name = str(path.relative_to(root))
-            if not path.is_file() or name in pending or (path.suffix == ".npz" and name not in needed):
+            if not path.is_file() or name in cut_off or (path.suffix == ".npz" and name not in needed):
                 continue
             run_file = any(part.startswith("eps") for part in Path(name).parts)
             out[name] = path.suffix != ".npz" or run_file or path.stat().st_size <= LARGE

@@ -63,18 +63,23 @@ def test_state_keeps_what_pending_jobs_read(tmp_path):
         "res/data/2/source.npz": snapshot.LARGE + 1,  # a block's, read by no one: dropped
         "res/learner/1/eps1/model.npz": 10,  # a finished run's network: dropped
         "res/learner/1/eps2/labels.npz": snapshot.LARGE + 1,  # a run's, read: carried, however large
-        "res/learner/1/eps2/model.npz": 10,  # a pending job's output, perhaps half-written: dropped
+        "res/learner/1/eps2/model.npz": 10,  # a pending job's output, read by no one: dropped
+        "res/eval/1/half.csv": 10,  # cut off midway (Snakemake's marker below): dropped
+        "res/tune/finalists.yaml": 10,  # a pending job's complete output, which a plan may read: kept
+        ".snakemake/incomplete/cmVzL2V2YWwvMS9oYWxmLmNzdg==": 0,  # the marker of res/eval/1/half.csv
         "res/eval/1/eps1.csv": 10,
         ".snakemake/metadata/cmVz": 10,
     }.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_bytes(b"x" * size)
     jobs = [{"rule": "train", "input": ["res/data/1/source.npz", "res/learner/1/eps2/labels.npz"],
-             "output": ["res/learner/1/eps2/model.npz"]}]  # fmt: skip
+             "output": ["res/learner/1/eps2/model.npz", "res/tune/finalists.yaml"]}]  # fmt: skip
+    assert snapshot.incomplete(tmp_path) == {"res/eval/1/half.csv"}
     assert snapshot.state("res", jobs, tmp_path) == {
         "res/data/1/source.npz": False,
         "res/eval/1/eps1.csv": True,
         "res/learner/1/eps2/labels.npz": True,
+        "res/tune/finalists.yaml": True,
         ".snakemake/metadata/cmVz": True,
     }
 
