@@ -132,7 +132,8 @@ def read_manifest(part):
 
 def save(folder, args, results="results", root="."):
     """Add a part to `folder` holding the state of `root` for the study `snakemake ARGS` runs
-    (targets first, then options); return its path. Run it with the study stopped."""
+    (targets first, then options); return the part's path and the jobs left. Run it with the study
+    stopped."""
     jobs = dry_run_jobs(snakemake(args, root))
     files = state(results, jobs, root)
     parts = _parts(folder)
@@ -173,14 +174,15 @@ def restore(folder, root="."):
     parts = _parts(folder)
     if not parts:
         raise SystemExit(f"{folder}: no part-*.tar.xz to restore")
-    results = Path(root) / _pending(folder)["results"]
+    pending = _pending(folder)
+    results = Path(root) / pending["results"]
     if results.exists():
         raise SystemExit(f"{results} exists: restore into a fresh checkout, whose results it would otherwise mix")
     manifest = read_manifest(parts[-1])
     _unpack(parts, manifest, root)
     recomputed = [f for f, (_, _, carried) in manifest.items() if not carried]
     if recomputed:
-        args = _pending(folder)["args"]
+        args = pending["args"]
         options = args[next((i for i, a in enumerate(args) if a.startswith("-")), len(args)) :]
         snakemake([*recomputed, *options], root, dry_run=False)
         _unpack(parts, manifest, root)  # again: the recomputing jobs rewrote their logs, benchmarks, metadata
@@ -227,7 +229,7 @@ def main(argv=None):
         print(f"restored {len(restore(a.folder))} files")
     if a.command in ("restore", "check"):
         now, then = check(a.folder)
-        counts = [per_rule({"rule": job[0]} for job in jobs) for jobs in (now, then)]
+        counts = [Counter(job[0] for job in jobs) for jobs in (now, then)]
         for rule in sorted(set(counts[0]) | set(counts[1])):
             print(f"{rule:45} {counts[0].get(rule, 0):7} {counts[1].get(rule, 0):7}")
         if now != then:
