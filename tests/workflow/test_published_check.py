@@ -25,9 +25,9 @@ CONFIG = {
     "training": {"epochs": 100},
     "comparison": {"methods": ["llp"], "choice": "no/choice.yaml", "columns": ["as configured"]},
 }
-N_TEST = 1250  # n_target 2500 as in the study, half of it the curator's (val_fraction 0.5)
+N_TEST = CONFIG["benchmarks"]["A"]["n_target"] // 2  # the study's 1,250: half of it the curator's (val_fraction 0.5)
 SEEDS = list(range(CONFIG["runs"]))
-CELLS = ("A/0-19/eps1@approx", "A/0-19/epsinf@approx")
+CELLS = tuple(f"A/0-{SEEDS[-1]}/eps{eps}@approx" for eps in ("1", "inf"))
 
 
 def run(tmp_path, results, targets, published_folder=None, env=None, check=True, extra=()):
@@ -129,8 +129,8 @@ def test_a_study_published_tuned_only_refuses_a_method_run_as_configured(tmp_pat
 def test_a_study_without_its_bins_rule_is_rerun_with_laplaces_bins(study):
     """A published folder without study.yaml is a study from before the record (round 2's), whose
     bins were sized for Laplace's noise: the rerun sizes LLP's by it (55 bins per feature on A at
-    eps 1, not the Gaussian's 39), so this study's (Gaussian-sized) cell at eps 1 does not pair, while at eps = inf,
-    whose bins no noise sizes, every part pairs."""
+    eps 1, not the Gaussian's 39), so this study's (Gaussian-sized) cell at eps 1 does not pair,
+    while at eps = inf, whose bins no noise sizes, every part pairs."""
     tmp_path, folder = study
     before = tmp_path / "before"
     shutil.copytree(folder, before, dirs_exist_ok=True)
