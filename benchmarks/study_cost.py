@@ -28,7 +28,9 @@ their ratios multiply).
 """
 
 import argparse
+import json
 import math
+import os
 import re
 import subprocess
 import sys
@@ -365,17 +367,36 @@ def currency_of(rule, path):
 PARTS = ["calibration", "reported", "other"]
 
 
-def spent_jobs(results, calibration_from=10000):
+def recorded_spans(root):
+    """{log file, as Snakemake names it: (start, end)} of each job of the workflow in `root`, as
+    Snakemake's metadata records them (one record per output, naming the job's log): its start (the
+    date of its incomplete marker) and end (its outputs' dates as it finished). A study restored on
+    another machine keeps them, not its files' dates (expril.workflow.snapshot)."""
+    spans = {}
+    for record in (Path(root) / ".snakemake/metadata").rglob("*"):
+        if record.is_file():
+            meta = json.loads(record.read_text())
+            for log in meta["log"] or []:
+                start, end = spans.get(log, (math.inf, -math.inf))
+                spans[log] = (min(start, meta["starttime"]), max(end, meta["endtime"]))
+    return spans
+
+
+def spent_jobs(results, calibration_from=10000, root=ROOT):
     """Every job of a finished study (its benchmark files) with its method, its currency ('none':
     the data and references, ExPriL's bins, which every currency shares), its part (calibration:
     seed blocks from `calibration_from`, `snakemake tune`'s runs; reported: the others; other: the
-    jobs of no seed block, the plug-ins' audits) and its start and end (the benchmark file's
-    mtime less its wall seconds, and its mtime)."""
+    jobs of no seed block, the plug-ins' audits) and its start and end (recorded_spans of the
+    workflow in `root`, by the job's log)."""
     jobs = measured(results)
     first = jobs["first"].astype(float)  # NaN: no block
     jobs["part"] = np.select([first >= calibration_from, first >= 0], PARTS[:2], PARTS[2])
     jobs["currency"] = [currency_of(r, p) or "none" for r, p in zip(jobs.rule, jobs.path)]
-    jobs["start"] = jobs.end - jobs.wall
+    spans = recorded_spans(root)
+    logs = [os.path.relpath(ROOT / results / "logs" / f"{r}{p}.log", root) for r, p in zip(jobs.rule, jobs.path)]
+    if missing := [log for log in logs if log not in spans]:
+        raise SystemExit(f"{root}/.snakemake/metadata records no job of log {missing[0]} ({len(missing)} such)")
+    jobs["start"], jobs["end"] = zip(*(spans[log] for log in logs))
     return jobs
 
 
@@ -418,12 +439,12 @@ def run_spans(jobs):
     return pd.DataFrame(rows)
 
 
-def spent(results, out, calibration_from=10000):
+def spent(results, out, calibration_from=10000, root=ROOT):
     """What a finished study cost, measured from its jobs' benchmark files: `out`/cost.csv (per
     method, currency and part: jobs, wall and CPU seconds), `out`/spans.csv (per part: the runs'
-    wall time as they happened) and `out`/cost.md (both as Markdown, with the totals), whose lines
-    it returns."""
-    jobs = spent_jobs(results, calibration_from)
+    wall time as they happened, from Snakemake's metadata in `root`) and `out`/cost.md (both as
+    Markdown, with the totals), whose lines it returns."""
+    jobs = spent_jobs(results, calibration_from, root)
     table, spans = cost_table(jobs), run_spans(jobs)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -445,8 +466,8 @@ def spent(results, out, calibration_from=10000):
         )
     lines += [
         "",
-        "The runs as they happened (each job from its benchmark file's mtime less its wall seconds to its "
-        "mtime; busy: at least one job running, the pauses between invocations left out):",
+        "The runs as they happened (each job from its start to its end as Snakemake's metadata records them; "
+        "busy: at least one job running, the pauses between invocations left out):",
         "",
         "| part | jobs | first start (UTC) | last end (UTC) | elapsed (h) | busy (h) |",
         "|---|---|---|---|---|---|",

@@ -1,7 +1,10 @@
 """The cost model (benchmarks/study_cost.py): the projection after several measured cuts (--cut), and a
-finished study's measured cost from its jobs' benchmark files (--spent), on fake benchmark trees."""
+finished study's measured cost from its jobs' benchmark files and Snakemake's metadata (--spent), on
+fake trees."""
 
+import json
 import os
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -19,11 +22,18 @@ def test_cuts_on_disjoint_jobs_add_their_savings_and_chained_cuts_multiply():
 
 
 def _job(results, path, wall, cpu, end):
-    """A job's benchmark file as Snakemake writes it as the job ends (its mtime `end`)."""
+    """A job's benchmark file, and the metadata record of its two outputs as Snakemake writes them
+    (naming its log, started `wall` seconds before `end`, the first output done a second earlier);
+    its benchmark file is dated otherwise, as a restored study dates it."""
     tsv = results / "benchmarks" / path
     tsv.parent.mkdir(parents=True, exist_ok=True)
     tsv.write_text(f"s\th:m:s\tmax_rss\tcpu_time\n{wall}\t0:00:00\t10.0\t{cpu}\n")
-    os.utime(tsv, (end, end))
+    os.utime(tsv, (1e9, 1e9))
+    log = str(Path("logs", path).with_suffix(".log"))
+    for i, done in enumerate((end - 1, end)):
+        record = results / ".snakemake" / "metadata" / f"{path.replace('/', '_')}{i}"
+        record.parent.mkdir(parents=True, exist_ok=True)
+        record.write_text(json.dumps({"log": [log], "starttime": end - wall, "endtime": done}))
 
 
 def test_the_spent_cost_sums_each_jobs_benchmark_per_method_currency_and_part(tmp_path):
@@ -41,7 +51,7 @@ def test_the_spent_cost_sums_each_jobs_benchmark_per_method_currency_and_part(tm
     ]
     for job in jobs:
         _job(tmp_path, *job)
-    lines = spent(tmp_path, tmp_path / "cost")
+    lines = spent(tmp_path, tmp_path / "cost", root=tmp_path)
     cost = pd.read_csv(tmp_path / "cost" / "cost.csv").set_index(["method", "currency", "part"])
     assert cost.to_dict("index") == {
         ("DP-SGD", "approx", "calibration"): {"jobs": 1, "wall_s": 5.0, "cpu_s": 4.0},
@@ -65,3 +75,11 @@ def test_busy_seconds_count_overlapping_jobs_once_and_leave_pauses_out():
     assert busy_seconds([0, 5, 20], [10, 8, 25]) == 15.0
     assert busy_seconds([0, 2], [10, 12]) == 12.0
     assert busy_seconds([], []) == 0.0
+
+
+def test_a_job_snakemake_recorded_no_metadata_of_is_named(tmp_path):
+    _job(tmp_path, "generate_data/A/0-19.tsv", 10.0, 9.0, 1_800_000_000.0)
+    for record in (tmp_path / ".snakemake" / "metadata").iterdir():
+        record.unlink()
+    with pytest.raises(SystemExit, match="records no job of log logs/generate_data/A/0-19.log"):
+        spent(tmp_path, tmp_path / "cost", root=tmp_path)

@@ -14,11 +14,12 @@ path has no `eps` folder: the data, the splits, the feature maps; no release) is
 
 Each `save` adds one part to a folder (part-01.tar.xz, ...): the files that are new or changed
 since the parts before, and the manifest of the whole state (path, sha256, mtime, carried), so that
-a study saved on several machines costs its bytes once. `restore` unpacks the parts in order into
-a fresh checkout, drops what a later part no longer holds, recomputes what was not carried, checks
-every file against the manifest, and dates the files so that Snakemake reruns nothing: each
-benchmark file keeps its mtime (the wall time `benchmarks.study_cost` reads; Snakemake ignores
-it), the rest are dated now, after the checkout and the installed packages, which jobs read.
+a study saved on several machines costs its bytes once; a part over VOLUME bytes is cut into
+volumes (part-02.tar.xz.01, ...). `restore` unpacks the parts in order into
+a fresh checkout, drops what a later part no longer holds, recomputes what was not carried (and
+removes what else the recomputing jobs wrote), checks every file against the manifest, and dates
+the files in the order they had, just before now, so that Snakemake reruns nothing. A job's start
+and end survive in Snakemake's metadata, which `benchmarks.study_cost --spent` reads.
 
 The study's snakemake arguments are its targets first, then its options:
 
@@ -45,6 +46,7 @@ MANIFEST = "manifest.csv"
 PENDING = "pending.json"  # the study's snakemake arguments, its results folder and the jobs it had left
 METADATA = Path(".snakemake/metadata")
 LARGE = 256 * 1024  # bytes: a seed block's data, splits and feature maps, not a run's arrays
+VOLUME = 4_000_000  # bytes: a larger part is cut into volumes of this size, files a repository takes
 
 
 def dry_run_jobs(out):
@@ -116,11 +118,19 @@ def _digest(path):
 
 
 def _parts(folder):
-    return sorted(Path(folder).glob("part-*.tar.xz"))
+    """`folder`'s parts in order, each named part-NN.tar.xz, whether one file or cut into volumes."""
+    names = {re.match(r"part-\d+\.tar\.xz", p.name)[0] for p in Path(folder).glob("part-*.tar.xz*")}
+    return [Path(folder) / name for name in sorted(names)]
+
+
+def _open(part):
+    """A part as a tar archive: its file, or its volumes (part-NN.tar.xz.01, ...) joined."""
+    volumes = sorted(part.parent.glob(f"{part.name}.[0-9][0-9]")) or [part]
+    return tarfile.open(fileobj=io.BytesIO(b"".join(v.read_bytes() for v in volumes)))
 
 
 def _read_member(part, name):
-    with tarfile.open(part) as tar:
+    with _open(part) as tar:
         return tar.extractfile(name).read().decode()
 
 
@@ -141,7 +151,7 @@ def save(folder, args, results="results", root="."):
     manifest = {f: (_digest(Path(root) / f), (Path(root) / f).stat().st_mtime, c) for f, c in files.items()}
     part = Path(folder) / f"part-{len(parts) + 1:02d}.tar.xz"
     part.parent.mkdir(parents=True, exist_ok=True)
-    tmp = part.with_suffix(".tmp")
+    tmp = Path(folder) / "part.tmp"
     pending = {"args": list(args), "results": str(results), "jobs": _identities(jobs)}
     with tarfile.open(tmp, "w:xz") as tar:
         for name, data in _tables(manifest, pending).items():
@@ -152,8 +162,23 @@ def save(folder, args, results="results", root="."):
             old = before.get(f)
             if carried and not (old and old[0] == sha and old[2]):  # new, changed, or recomputed before
                 tar.add(Path(root) / f, arcname=f)
-    tmp.rename(part)  # a save stopped midway leaves no part
+    _cut(tmp, part)
     return part, jobs
+
+
+def _cut(tmp, part):
+    """`tmp` as `part`, or as its volumes where it is over VOLUME bytes; renamed last, so that a save
+    stopped midway leaves no part."""
+    data = tmp.read_bytes()
+    if len(data) <= VOLUME:
+        tmp.rename(part)
+        return
+    volumes = {Path(f"{part}.{k // VOLUME + 1:02d}"): data[k : k + VOLUME] for k in range(0, len(data), VOLUME)}
+    for volume, chunk in volumes.items():
+        volume.with_name(f"{volume.name}.tmp").write_bytes(chunk)
+    tmp.unlink()
+    for volume in volumes:
+        volume.with_name(f"{volume.name}.tmp").rename(volume)
 
 
 def _tables(manifest, pending):
@@ -186,20 +211,34 @@ def restore(folder, root="."):
         options = args[next((i for i, a in enumerate(args) if a.startswith("-")), len(args)) :]
         snakemake([*recomputed, *options], root, dry_run=False)
         _unpack(parts, manifest, root)  # again: the recomputing jobs rewrote their logs, benchmarks, metadata
-    now = time.time()
-    for f, (sha, mtime, _) in manifest.items():
+        for folder in (pending["results"], METADATA):  # and left by-products a finished job's dates would miss
+            for path in (Path(root) / folder).rglob("*"):
+                if path.is_file() and str(path.relative_to(root)) not in manifest:
+                    path.unlink()
+    for f, (sha, _, _) in manifest.items():
         path = Path(root) / f
         if not path.is_file() or _digest(path) != sha:
             raise SystemExit(f"{parts[-1]}: {f} is missing or differs from its manifest entry after restoring")
-        stamp = mtime if "/benchmarks/" in f else now
-        os.utime(path, (stamp, stamp))
+    _date(manifest, root)
     return manifest
+
+
+def _date(manifest, root, step_ns=1000):
+    """Date the restored files in the order they had, `step_ns` apart up to now: after the checkout
+    and the installed packages, which jobs read, and with every comparison Snakemake makes between a
+    job's inputs and its outputs and benchmark file as it was (an input over 1 MB newer than them
+    reruns the job: Snakemake compares no checksum there). 1 µs keeps them apart as floats."""
+    order = {mtime: i for i, mtime in enumerate(sorted({mtime for _, mtime, _ in manifest.values()}))}
+    now = time.time_ns()
+    for f, (_, mtime, _) in manifest.items():
+        stamp = now - (len(order) - order[mtime]) * step_ns
+        os.utime(Path(root) / f, ns=(stamp, stamp))
 
 
 def _unpack(parts, manifest, root):
     """Each part in order, less the files a later part no longer holds."""
     for part in parts:
-        with tarfile.open(part) as tar:
+        with _open(part) as tar:
             tar.extractall(root, members=[m for m in tar if m.name in manifest], filter="data")
 
 

@@ -2,23 +2,24 @@
 study's: a seed block's large data array, each run's small network and its evaluation."""
 
 import os
-import tarfile
 
 import pytest
 
 from expril.workflow import snapshot
 from harness import plan
 
-# Two seed blocks, two eps each: data per block (320 kB, over snapshot.LARGE), a network per run,
+# Two seed blocks, two eps each: data per block (1.2 MB, over snapshot.LARGE and over the 1 MB up to
+# which Snakemake compares checksums rather than dates), a network per run,
 # an evaluation per run with its benchmark file.
 TOY = """
 rule all:
     input: expand("res/eval/{b}/eps{e}.csv", b=[1, 2], e=[1, 2])
 rule data:
-    output: "res/data/{b}/source.npz"
+    output: "res/data/{b}/source.npz", "res/data/{b}/target.npz"
     run:
         import numpy as np
-        np.savez(output[0], x=np.random.default_rng(int(wildcards.b)).random(40000))
+        np.savez(output[0], x=np.random.default_rng(int(wildcards.b)).random(150000))
+        np.savez(output[1], y=np.zeros(3))
 rule train:
     input: "res/data/{b}/source.npz"
     output: "res/learner/{b}/eps{e}/model.npz"
@@ -89,17 +90,21 @@ def test_a_study_goes_on_where_it_stopped(tmp_path, monkeypatch, capsys):
     first = toy(tmp_path / "first")
     stop = ["--cores", "1", *EVALS[:3]]  # stopped before block 2's eps 2
     snapshot.snakemake(stop, first, dry_run=False)
-    bench = first / "res/benchmarks/evaluate/1/eps1.tsv"
-    os.utime(bench, (1e9, 1e9))  # a benchmark file's mtime is the job's end, which a restore keeps
     monkeypatch.chdir(first)
-    snapshot.main(["save", "--results", "res", str(tmp_path / "parts"), "--", "all", "--cores", "1"])
+    with monkeypatch.context() as small:
+        small.setattr(snapshot, "VOLUME", 1500)
+        snapshot.main(["save", "--results", "res", str(tmp_path / "parts"), "--", "all", "--cores", "1"])
     part = tmp_path / "parts" / "part-01.tar.xz"
     assert capsys.readouterr().out.startswith(
         f"{part}: 3 jobs left, planned for Input files updated by another job (2)"
     )
+    # Cut into volumes of 1,500 bytes, the last shorter: read as one.
+    volumes = sorted((tmp_path / "parts").iterdir())
+    assert [v.name for v in volumes[:2]] == ["part-01.tar.xz.01", "part-01.tar.xz.02"]
+    assert {v.stat().st_size for v in volumes[:-1]} == {1500} and volumes[-1].stat().st_size <= 1500
 
     manifest = snapshot.read_manifest(part)
-    with tarfile.open(part) as tar:
+    with snapshot._open(part) as tar:
         carried = sorted(m.name for m in tar if m.name.startswith("res/"))
     # Block 2's data, read by its pending network, is recomputed; block 1's, every network, and the
     # half-done job's nothing: only evaluations and benchmark files travel.
@@ -111,18 +116,25 @@ def test_a_study_goes_on_where_it_stopped(tmp_path, monkeypatch, capsys):
 
     second = toy(tmp_path / "second")  # a fresh checkout on another machine
     snapshot.restore(tmp_path / "parts", second)
+    # Block 2's data, recomputed, is newer than the finished eps 1 network's evaluation and its
+    # benchmark file unless the restore dates every file in its saved order.
     now, then = snapshot.check(tmp_path / "parts", second)
     left = [["all"], ["evaluate", "res/eval/2/eps2.csv"], ["train", "res/learner/2/eps2/model.npz"]]
     assert now == then == left
     assert (second / "res/data/2/source.npz").read_bytes() == (first / "res/data/2/source.npz").read_bytes()
-    assert os.stat(second / "res/benchmarks/evaluate/1/eps1.tsv").st_mtime == 1e9
+    dates = {f: os.stat(second / f).st_mtime for f in manifest}
+    assert sorted(dates, key=dates.get) == sorted(manifest, key=lambda f: manifest[f][1])
+    assert max(dates.values()) - min(dates.values()) < 1
+    restored = {str(f.relative_to(second)) for f in (second / "res").rglob("*") if f.is_file()}
+    assert restored == {f for f in manifest if f.startswith("res/")}  # block 2's target.npz removed
     snapshot.snakemake(["--cores", "1"], second, dry_run=False)
     assert [(second / f).read_text() for f in EVALS[:3]] == [(first / f).read_text() for f in EVALS[:3]]
 
     # The next save carries only what changed: block 2's eps 2 and its benchmark.
     part2, jobs = snapshot.save(tmp_path / "parts", ["all"], "res", second)
     assert jobs == []
-    with tarfile.open(part2) as tar:
+    assert part2.is_file()
+    with snapshot._open(part2) as tar:
         assert sorted(m.name for m in tar if m.name.startswith("res/")) == [
             "res/benchmarks/evaluate/2/eps2.tsv", "res/eval/2/eps2.csv"]  # fmt: skip
     third = toy(tmp_path / "third")
