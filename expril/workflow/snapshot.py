@@ -10,7 +10,10 @@ restore checks. The files Snakemake marks incomplete (a job cut off midway) are 
 
 A large array that pending jobs read and that belongs to a seed block rather than to one run (its
 path has no `eps` folder: the data, the splits, the feature maps; no release) is recomputed at
-`restore` from the same seeds instead of carried, and checked against the sha256 it had.
+`restore` from the same seeds instead of carried, and checked against the sha256 it had. A run's
+array over HEAVY bytes that pending jobs read (a pass stopped midway: DP-MERF's samples, AIM's
+records) is left out and its job planned again: the save plans the study with such arrays set
+aside, so that the restore's check expects those jobs.
 
 Each `save` adds one part to a folder (part-01.tar.xz, ...): the files that are new or changed
 since the parts before, and the manifest of the whole state (path, sha256, mtime, carried), so that
@@ -28,6 +31,7 @@ The study's snakemake arguments are its targets first, then its options:
 """
 
 import argparse
+import contextlib
 import csv
 import hashlib
 import io
@@ -47,6 +51,7 @@ PENDING = "pending.json"  # the study's snakemake arguments, its results folder 
 METADATA = Path(".snakemake/metadata")
 LARGE = 256 * 1024  # bytes: a seed block's data, splits and feature maps, not a run's arrays
 VOLUME = 4_000_000  # bytes: a larger part is cut into volumes of this size, files a repository takes
+HEAVY = 1_000_000  # bytes: a run's array over this (DP-MERF's samples: 7.5 MB) is made again, not carried
 
 
 def dry_run_jobs(out):
@@ -140,12 +145,46 @@ def read_manifest(part):
     return {r["path"]: (r["sha256"], float(r["mtime"]), r["carried"] == "1") for r in rows}
 
 
+def planned(args, results, root="."):
+    """The jobs left and the state to save, with the run arrays over HEAVY bytes that pending jobs
+    read left out: planned with them set aside, so that their jobs are planned to rerun (and what
+    those jobs read is kept in turn), until no such array is left; the set-aside files return."""
+    heavy = set()
+    while True:
+        with _aside(heavy, root):
+            jobs = dry_run_jobs(snakemake(args, root))
+            files = state(results, jobs, root)
+            more = {f for f, carried in files.items() if carried and f.endswith(".npz") and _size(root, f) > HEAVY}
+        if not more:
+            return jobs, files, heavy
+        heavy |= more
+
+
+def _size(root, f):
+    return (Path(root) / f).stat().st_size
+
+
+@contextlib.contextmanager
+def _aside(files, root):
+    """`files` moved into .snakemake/snapshot-aside for the block, then back with their dates."""
+    aside = Path(root) / ".snakemake/snapshot-aside"
+    moved = []
+    try:
+        for f in sorted(files):
+            (aside / f).parent.mkdir(parents=True, exist_ok=True)
+            (Path(root) / f).rename(aside / f)
+            moved.append(f)
+        yield
+    finally:
+        for f in moved:
+            (aside / f).rename(Path(root) / f)
+
+
 def save(folder, args, results="results", root="."):
     """Add a part to `folder` holding the state of `root` for the study `snakemake ARGS` runs
-    (targets first, then options); return the part's path and the jobs left. Run it with the study
-    stopped."""
-    jobs = dry_run_jobs(snakemake(args, root))
-    files = state(results, jobs, root)
+    (targets first, then options); return the part's path, the jobs left and the arrays left out
+    whose jobs rerun. Run it with the study stopped."""
+    jobs, files, heavy = planned(args, results, root)
     parts = _parts(folder)
     before = read_manifest(parts[-1]) if parts else {}
     manifest = {f: (_digest(Path(root) / f), (Path(root) / f).stat().st_mtime, c) for f, c in files.items()}
@@ -163,7 +202,7 @@ def save(folder, args, results="results", root="."):
             if carried and not (old and old[0] == sha and old[2]):  # new, changed, or recomputed before
                 tar.add(Path(root) / f, arcname=f)
     _cut(tmp, part)
-    return part, jobs
+    return part, jobs, heavy
 
 
 def _cut(tmp, part):
@@ -262,8 +301,10 @@ def main(argv=None):
     if a.command == "save":
         if not study:
             parser.error("save: give the study's snakemake targets and options after `--`")
-        part, jobs = save(a.folder, study, a.results)
+        part, jobs, heavy = save(a.folder, study, a.results)
         print(f"{part}: {len(jobs)} jobs left, planned for", ", ".join(f"{r} ({n})" for r, n in reasons(jobs).items()))
+        if heavy:
+            print(f"{len(heavy)} run arrays over {HEAVY} bytes left out, their jobs planned again")
     elif a.command == "restore":
         print(f"restored {len(restore(a.folder))} files")
     if a.command in ("restore", "check"):

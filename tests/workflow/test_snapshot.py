@@ -131,7 +131,7 @@ def test_a_study_goes_on_where_it_stopped(tmp_path, monkeypatch, capsys):
     assert [(second / f).read_text() for f in EVALS[:3]] == [(first / f).read_text() for f in EVALS[:3]]
 
     # The next save carries only what changed: block 2's eps 2 and its benchmark.
-    part2, jobs = snapshot.save(tmp_path / "parts", ["all"], "res", second)
+    part2, jobs, _ = snapshot.save(tmp_path / "parts", ["all"], "res", second)
     assert jobs == []
     assert part2.is_file()
     with snapshot._open(part2) as tar:
@@ -151,6 +151,27 @@ def test_a_study_goes_on_where_it_stopped(tmp_path, monkeypatch, capsys):
     with pytest.raises(SystemExit, match="plans other jobs than it had left"):
         snapshot.main(["restore", str(tmp_path / "parts")])
     assert "train                                               4       0" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_a_heavy_run_array_is_left_out_and_its_job_planned_again(tmp_path, monkeypatch):
+    """Stopped after block 2's eps 2 network, before its evaluation: the network (330 bytes, over a
+    HEAVY of 100) is not carried, and the plan saved and restored trains it again."""
+    first = toy(tmp_path / "first")
+    network = "res/learner/2/eps2/model.npz"
+    snapshot.snakemake(["--cores", "1", *EVALS[:3], network], first, dry_run=False)
+    monkeypatch.setattr(snapshot, "HEAVY", 100)
+    part, jobs, heavy = snapshot.save(tmp_path / "parts", ["all"], "res", first)
+    assert heavy == {network}
+    assert snapshot.reasons(jobs) == {"Input files updated by another job": 2, "Missing output files": 2}
+    assert network not in snapshot.read_manifest(part) and (first / network).is_file()  # set aside, back
+    second = toy(tmp_path / "second")
+    snapshot.restore(tmp_path / "parts", second)
+    now, then = snapshot.check(tmp_path / "parts", second)
+    assert now == then == [["all"], ["evaluate", "res/eval/2/eps2.csv"], ["train", network]]
+    snapshot.snakemake(["--cores", "1"], second, dry_run=False)
+    snapshot.snakemake(["--cores", "1"], first, dry_run=False)
+    assert [(second / f).read_text() for f in EVALS] == [(first / f).read_text() for f in EVALS]
 
 
 @pytest.mark.slow
