@@ -283,9 +283,12 @@ def _unpack(parts, manifest, root):
 
 def check(folder, root="."):
     """The jobs the restored study plans and those it had left when saved, each as its rule and
-    outputs: equal when nothing finished reruns and nothing pending was lost."""
+    outputs (equal when nothing finished reruns and nothing pending was lost), and the jobs planned
+    now that were not then, with their reasons."""
     pending = _pending(folder)
-    return _identities(dry_run_jobs(snakemake(pending["args"], root))), pending["jobs"]
+    jobs = dry_run_jobs(snakemake(pending["args"], root))
+    extra = [job for job in jobs if _identities([job])[0] not in pending["jobs"]]
+    return _identities(jobs), pending["jobs"], extra
 
 
 def main(argv=None):
@@ -308,10 +311,12 @@ def main(argv=None):
     elif a.command == "restore":
         print(f"restored {len(restore(a.folder))} files")
     if a.command in ("restore", "check"):
-        now, then = check(a.folder)
+        now, then, extra = check(a.folder)
         counts = [Counter(job[0] for job in jobs) for jobs in (now, then)]
         for rule in sorted(set(counts[0]) | set(counts[1])):
             print(f"{rule:45} {counts[0].get(rule, 0):7} {counts[1].get(rule, 0):7}")
+        for job in extra[:5]:
+            print(f"not planned at save: {job['rule']} {', '.join(job['output'])}: {'; '.join(job['reason'])}")
         if now != then:
             raise SystemExit("the restored study plans other jobs than it had left (per rule above: now, at save)")
         print(f"{len(now)} jobs left, as at save")

@@ -2,6 +2,7 @@
 study's: a seed block's large data array, each run's small network and its evaluation."""
 
 import os
+import re
 
 import pytest
 
@@ -118,7 +119,7 @@ def test_a_study_goes_on_where_it_stopped(tmp_path, monkeypatch, capsys):
     snapshot.restore(tmp_path / "parts", second)
     # Block 2's data, recomputed, is newer than the finished eps 1 network's evaluation and its
     # benchmark file unless the restore dates every file in its saved order.
-    now, then = snapshot.check(tmp_path / "parts", second)
+    now, then, _ = snapshot.check(tmp_path / "parts", second)
     left = [["all"], ["evaluate", "res/eval/2/eps2.csv"], ["train", "res/learner/2/eps2/model.npz"]]
     assert now == then == left
     assert (second / "res/data/2/source.npz").read_bytes() == (first / "res/data/2/source.npz").read_bytes()
@@ -139,7 +140,7 @@ def test_a_study_goes_on_where_it_stopped(tmp_path, monkeypatch, capsys):
             "res/benchmarks/evaluate/2/eps2.tsv", "res/eval/2/eps2.csv"]  # fmt: skip
     third = toy(tmp_path / "third")
     snapshot.restore(tmp_path / "parts", third)
-    assert snapshot.check(tmp_path / "parts", third) == ([], [])
+    assert snapshot.check(tmp_path / "parts", third) == ([], [], [])
     assert [(third / f).read_text() for f in EVALS] == [(second / f).read_text() for f in EVALS]
     with pytest.raises(SystemExit, match="res exists: restore into a fresh checkout"):
         snapshot.restore(tmp_path / "parts", third)
@@ -150,7 +151,10 @@ def test_a_study_goes_on_where_it_stopped(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(fourth)
     with pytest.raises(SystemExit, match="plans other jobs than it had left"):
         snapshot.main(["restore", str(tmp_path / "parts")])
-    assert "train                                               4       0" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "train                                               4       0" in out
+    assert "not planned at save: data res/data/1/source.npz, res/data/1/target.npz: Missing output files" in out
+    assert re.search(r"not planned at save: train res/learner/1/eps1/model.npz: .*Code has changed", out)
 
 
 @pytest.mark.slow
@@ -167,8 +171,8 @@ def test_a_heavy_run_array_is_left_out_and_its_job_planned_again(tmp_path, monke
     assert network not in snapshot.read_manifest(part) and (first / network).is_file()  # set aside, back
     second = toy(tmp_path / "second")
     snapshot.restore(tmp_path / "parts", second)
-    now, then = snapshot.check(tmp_path / "parts", second)
-    assert now == then == [["all"], ["evaluate", "res/eval/2/eps2.csv"], ["train", network]]
+    now, then, extra = snapshot.check(tmp_path / "parts", second)
+    assert now == then == [["all"], ["evaluate", "res/eval/2/eps2.csv"], ["train", network]] and extra == []
     snapshot.snakemake(["--cores", "1"], second, dry_run=False)
     snapshot.snakemake(["--cores", "1"], first, dry_run=False)
     assert [(second / f).read_text() for f in EVALS] == [(first / f).read_text() for f in EVALS]
