@@ -287,7 +287,8 @@ def check(folder, root="."):
     now that were not then, with their reasons."""
     pending = _pending(folder)
     jobs = dry_run_jobs(snakemake(pending["args"], root))
-    extra = [job for job in jobs if _identities([job])[0] not in pending["jobs"]]
+    then = {tuple(job) for job in pending["jobs"]}
+    extra = [job for job in jobs if tuple(_identities([job])[0]) not in then]
     return _identities(jobs), pending["jobs"], extra
 
 
