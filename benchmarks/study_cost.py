@@ -368,10 +368,11 @@ PARTS = ["calibration", "reported", "other"]
 
 
 def recorded_spans(root):
-    """{log file, as Snakemake names it: (start, end)} of each job of the workflow in `root`, as
-    Snakemake's metadata records them (one record per output, naming the job's log): its start (the
-    date of its incomplete marker) and end (its outputs' dates as it finished). A study restored on
-    another machine keeps them, not its files' dates (expril.workflow.snapshot)."""
+    """{log file, as Snakemake names it: (submitted, end)} of each job of the workflow in `root`, as
+    Snakemake's metadata records them (one record per output, naming the job's log): the date of its
+    incomplete marker, written as the job is submitted (a cluster's queue comes after), and its
+    outputs' dates as it finished. A study restored on another machine keeps them, not its files'
+    dates (expril.workflow.snapshot)."""
     spans = {}
     for record in (Path(root) / ".snakemake/metadata").rglob("*"):
         if record.is_file():
@@ -387,7 +388,8 @@ def spent_jobs(results, calibration_from=10000, root=ROOT):
     the data and references, ExPriL's bins, which every currency shares), its part (calibration:
     seed blocks from `calibration_from`, `snakemake tune`'s runs; reported: the others; other: the
     jobs of no seed block, the plug-ins' audits) and its start and end (recorded_spans of the
-    workflow in `root`, by the job's log)."""
+    workflow in `root`, by the job's log; it started no earlier than its wall seconds before its
+    end, whatever time it waited in a queue)."""
     jobs = measured(results)
     first = jobs["first"].astype(float)  # NaN: no block
     jobs["part"] = np.select([first >= calibration_from, first >= 0], PARTS[:2], PARTS[2])
@@ -396,7 +398,8 @@ def spent_jobs(results, calibration_from=10000, root=ROOT):
     logs = [os.path.relpath(ROOT / results / "logs" / f"{r}{p}.log", root) for r, p in zip(jobs.rule, jobs.path)]
     if missing := [log for log in logs if log not in spans]:
         raise SystemExit(f"{root}/.snakemake/metadata records no job of log {missing[0]} ({len(missing)} such)")
-    jobs["start"], jobs["end"] = zip(*(spans[log] for log in logs))
+    submitted, jobs["end"] = zip(*(spans[log] for log in logs))
+    jobs["start"] = np.maximum(submitted, jobs.end - jobs.wall)
     return jobs
 
 
@@ -466,8 +469,8 @@ def spent(results, out, calibration_from=10000, root=ROOT):
         )
     lines += [
         "",
-        "The runs as they happened (each job from its start to its end as Snakemake's metadata records them; "
-        "busy: at least one job running, the pauses between invocations left out):",
+        "The runs as they happened (each job from its start to its end, from Snakemake's metadata and its "
+        "wall seconds; busy: at least one job running, the pauses between invocations left out):",
         "",
         "| part | jobs | first start (UTC) | last end (UTC) | elapsed (h) | busy (h) |",
         "|---|---|---|---|---|---|",

@@ -23,8 +23,8 @@ def test_cuts_on_disjoint_jobs_add_their_savings_and_chained_cuts_multiply():
 
 def _job(results, path, wall, cpu, end):
     """A job's benchmark file, and the metadata record of its two outputs as Snakemake writes them
-    (naming its log, started `wall` seconds before `end`, the first output done a second earlier);
-    its benchmark file is dated otherwise, as a restored study dates it."""
+    (naming its log, submitted 30 s before it started `wall` seconds before `end`, the first output
+    done a second earlier); its benchmark file is dated otherwise, as a restored study dates it."""
     tsv = results / "benchmarks" / path
     tsv.parent.mkdir(parents=True, exist_ok=True)
     tsv.write_text(f"s\th:m:s\tmax_rss\tcpu_time\n{wall}\t0:00:00\t10.0\t{cpu}\n")
@@ -33,7 +33,7 @@ def _job(results, path, wall, cpu, end):
     for i, done in enumerate((end - 1, end)):
         record = results / ".snakemake" / "metadata" / f"{path.replace('/', '_')}{i}"
         record.parent.mkdir(parents=True, exist_ok=True)
-        record.write_text(json.dumps({"log": [log], "starttime": end - wall, "endtime": done}))
+        record.write_text(json.dumps({"log": [log], "starttime": end - wall - 30, "endtime": done}))
 
 
 def test_the_spent_cost_sums_each_jobs_benchmark_per_method_currency_and_part(tmp_path):

@@ -38,6 +38,7 @@ import io
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tarfile
@@ -49,6 +50,7 @@ from pathlib import Path
 MANIFEST = "manifest.csv"
 PENDING = "pending.json"  # the study's snakemake arguments, its results folder and the jobs it had left
 METADATA = Path(".snakemake/metadata")
+ASIDE = Path(".snakemake/snapshot-aside")  # where `save` sets a run's heavy arrays aside while it plans
 LARGE = 256 * 1024  # bytes: a seed block's data, splits and feature maps, not a run's arrays
 VOLUME = 4_000_000  # bytes: a larger part is cut into volumes of this size, files a repository takes
 HEAVY = 1_000_000  # bytes: a run's array over this (DP-MERF's samples: 7.5 MB) is made again, not carried
@@ -122,16 +124,28 @@ def _digest(path):
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
+def _numbered(folder, pattern):
+    """{number: path} of the files of `folder` whose whole name matches `pattern` (one group: the
+    number)."""
+    return {int(m[1]): p for p in Path(folder).iterdir() if (m := re.fullmatch(pattern, p.name))}
+
+
 def _parts(folder):
-    """`folder`'s parts in order, each named part-NN.tar.xz, whether one file or cut into volumes."""
-    names = {re.match(r"part-\d+\.tar\.xz", p.name)[0] for p in Path(folder).glob("part-*.tar.xz*")}
-    return [Path(folder) / name for name in sorted(names)]
+    """`folder`'s parts in order of their numbers, each named part-NN.tar.xz, whether one file or
+    cut into volumes (a part counts once its first volume is there: `_cut` renames it last)."""
+    if not Path(folder).is_dir():
+        return []
+    numbers = _numbered(folder, r"part-(\d+)\.tar\.xz(?:\.01)?")
+    return [Path(folder) / f"part-{n:02d}.tar.xz" for n in sorted(numbers)]
 
 
 def _open(part):
-    """A part as a tar archive: its file, or its volumes (part-NN.tar.xz.01, ...) joined."""
-    volumes = sorted(part.parent.glob(f"{part.name}.[0-9][0-9]")) or [part]
-    return tarfile.open(fileobj=io.BytesIO(b"".join(v.read_bytes() for v in volumes)))
+    """A part as a tar archive: its file, or its volumes (part-NN.tar.xz.01, ...) joined in order."""
+    volumes = _numbered(part.parent, re.escape(part.name) + r"\.(\d+)")
+    if volumes and sorted(volumes) != list(range(1, len(volumes) + 1)):
+        raise SystemExit(f"{part}: volumes {sorted(volumes)}, not 1 to {len(volumes)}")
+    files = [volumes[n] for n in sorted(volumes)] or [part]
+    return tarfile.open(fileobj=io.BytesIO(b"".join(f.read_bytes() for f in files)))
 
 
 def _read_member(part, name):
@@ -149,6 +163,9 @@ def planned(args, results, root="."):
     """The jobs left and the state to save, with the run arrays over HEAVY bytes that pending jobs
     read left out: planned with them set aside, so that their jobs are planned to rerun (and what
     those jobs read is kept in turn), until no such array is left; the set-aside files return."""
+    aside = Path(root) / ASIDE
+    if aside.exists() and any(f.is_file() for f in aside.rglob("*")):
+        raise SystemExit(f"{aside} holds arrays a save cut off set aside: move them back into place first")
     heavy = set()
     while True:
         with _aside(heavy, root):
@@ -166,8 +183,8 @@ def _size(root, f):
 
 @contextlib.contextmanager
 def _aside(files, root):
-    """`files` moved into .snakemake/snapshot-aside for the block, then back with their dates."""
-    aside = Path(root) / ".snakemake/snapshot-aside"
+    """`files` moved into ASIDE for the block, then back with their dates."""
+    aside = Path(root) / ASIDE
     moved = []
     try:
         for f in sorted(files):
@@ -207,7 +224,9 @@ def save(folder, args, results="results", root="."):
 
 def _cut(tmp, part):
     """`tmp` as `part`, or as its volumes where it is over VOLUME bytes; renamed last, so that a save
-    stopped midway leaves no part."""
+    stopped midway leaves no part; the volumes such a save left of it go first."""
+    for stale in _numbered(part.parent, re.escape(part.name) + r"\.(\d+)(?:\.tmp)?").values():
+        stale.unlink()
     data = tmp.read_bytes()
     if len(data) <= VOLUME:
         tmp.rename(part)
@@ -216,7 +235,7 @@ def _cut(tmp, part):
     for volume, chunk in volumes.items():
         volume.with_name(f"{volume.name}.tmp").write_bytes(chunk)
     tmp.unlink()
-    for volume in volumes:
+    for volume in reversed(volumes):
         volume.with_name(f"{volume.name}.tmp").rename(volume)
 
 
@@ -250,8 +269,8 @@ def restore(folder, root="."):
         options = args[next((i for i, a in enumerate(args) if a.startswith("-")), len(args)) :]
         snakemake([*recomputed, *options], root, dry_run=False)
         _unpack(parts, manifest, root)  # again: the recomputing jobs rewrote their logs, benchmarks, metadata
-        for folder in (pending["results"], METADATA):  # and left by-products a finished job's dates would miss
-            for path in (Path(root) / folder).rglob("*"):
+        for kept in (pending["results"], METADATA):  # and left by-products a finished job's dates would miss
+            for path in (Path(root) / kept).rglob("*"):
                 if path.is_file() and str(path.relative_to(root)) not in manifest:
                     path.unlink()
     for f, (sha, _, _) in manifest.items():
@@ -303,6 +322,8 @@ def main(argv=None):
         command.add_argument("folder")
     a = parser.parse_args(ours)
     if a.command == "save":
+        # A stop's SIGTERM as an exception, so that the arrays set aside go back (_aside).
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit("save stopped by SIGTERM: no part written"))
         if not study:
             parser.error("save: give the study's snakemake targets and options after `--`")
         part, jobs, heavy = save(a.folder, study, a.results)
@@ -318,6 +339,8 @@ def main(argv=None):
             print(f"{rule:45} {counts[0].get(rule, 0):7} {counts[1].get(rule, 0):7}")
         for job in extra[:5]:
             print(f"not planned at save: {job['rule']} {', '.join(job['output'])}: {'; '.join(job['reason'])}")
+        for job in sorted(set(map(tuple, then)) - set(map(tuple, now)))[:5]:
+            print(f"planned at save, not now: {job[0]} {', '.join(job[1:])}")
         if now != then:
             raise SystemExit("the restored study plans other jobs than it had left (per rule above: now, at save)")
         print(f"{len(now)} jobs left, as at save")

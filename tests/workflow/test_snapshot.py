@@ -1,8 +1,10 @@
 """A study carried between machines (expril/workflow/snapshot.py), on a toy workflow shaped like the
 study's: a seed block's large data array, each run's small network and its evaluation."""
 
+import io
 import os
 import re
+import tarfile
 
 import pytest
 
@@ -205,3 +207,48 @@ def test_a_package_table_is_no_input_a_csv_is():
         files[0]: ("generate_data", []),
         files[1]: ("generate_data", ["data/cardiotocography/CTG.csv"]),
     }
+
+
+def _archive(members):
+    """A tar.xz holding `members` ({name: text}), as bytes."""
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w:xz") as tar:
+        for name, text in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(text.encode())
+            tar.addfile(info, io.BytesIO(text.encode()))
+    return out.getvalue()
+
+
+def test_parts_go_by_number_and_count_once_their_first_volume_is_there(tmp_path):
+    (tmp_path / "part-99.tar.xz").write_bytes(_archive({"x": "99"}))
+    data = _archive({"x": "100"})
+    (tmp_path / "part-100.tar.xz.01").write_bytes(data[:50])
+    (tmp_path / "part-100.tar.xz.02").write_bytes(data[50:])
+    # A save cut off while renaming its volumes (the first is renamed last), and one before.
+    (tmp_path / "part-101.tar.xz.01.tmp").write_bytes(data[:50])
+    (tmp_path / "part-101.tar.xz.02").write_bytes(data[50:])
+    (tmp_path / "part.tmp").write_bytes(data)
+    assert snapshot._parts(tmp_path) == [tmp_path / "part-99.tar.xz", tmp_path / "part-100.tar.xz"]
+    assert snapshot._read_member(tmp_path / "part-100.tar.xz", "x") == "100"
+    snapshot._cut(tmp_path / "part.tmp", tmp_path / "part-101.tar.xz")  # the next save: one file
+    assert [p.name for p in tmp_path.glob("part-101*")] == ["part-101.tar.xz"]
+    assert snapshot._read_member(tmp_path / "part-101.tar.xz", "x") == "100"
+    (tmp_path / "part-100.tar.xz.04").write_bytes(b"")
+    with pytest.raises(SystemExit, match=r"part-100.tar.xz: volumes \[1, 2, 4\], not 1 to 3"):
+        snapshot._read_member(tmp_path / "part-100.tar.xz", "x")
+
+
+def test_a_save_refuses_arrays_a_cut_off_save_left_aside(tmp_path):
+    (tmp_path / snapshot.ASIDE / "res/learner/1/eps1").mkdir(parents=True)
+    (tmp_path / snapshot.ASIDE / "res/learner/1/eps1/model.npz").write_bytes(b"x")
+    with pytest.raises(SystemExit, match="holds arrays a save cut off set aside: move them back"):
+        snapshot.planned(["all"], "res", tmp_path)
+
+
+def test_a_failed_check_names_the_jobs_planned_at_save_and_not_now(tmp_path, monkeypatch, capsys):
+    then = [["evaluate", "res/eval/2/eps2.csv"], ["train", "res/learner/2/eps2/model.npz"]]
+    monkeypatch.setattr(snapshot, "check", lambda folder: (then[:1], then, []))
+    with pytest.raises(SystemExit, match="plans other jobs than it had left"):
+        snapshot.main(["check", str(tmp_path)])
+    assert "planned at save, not now: train res/learner/2/eps2/model.npz" in capsys.readouterr().out
