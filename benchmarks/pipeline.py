@@ -95,8 +95,8 @@ def machine():
 
 def job_times(results):
     """Per job: rule, dataset, eps (None where the job has none), wall and CPU seconds, peak RSS
-    (Snakemake's benchmark files), the step's own seconds (logged by expril.steps.blocks.timed) and
-    the job's benchmark path below the rule's folder."""
+    (Snakemake's benchmark files), the step's own seconds (logged by expril.steps.blocks.timed), the
+    job's benchmark path below the rule's folder and its log file."""
     rows = []
     for tsv in (ROOT / results / "benchmarks").rglob("*.tsv"):
         rule, *parts = tsv.relative_to(ROOT / results / "benchmarks").with_suffix("").parts
@@ -114,6 +114,7 @@ def job_times(results):
                 "max_rss_mb": bench["max_rss"],
                 "step": float(step[-1]) if step else 0.0,
                 "path": "/" + "/".join(parts),
+                "log": log,
             }
         )
     return pd.DataFrame(rows)

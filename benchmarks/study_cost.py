@@ -395,7 +395,7 @@ def spent_jobs(results, calibration_from=10000, root=ROOT):
     jobs["part"] = np.select([first >= calibration_from, first >= 0], PARTS[:2], PARTS[2])
     jobs["currency"] = [currency_of(r, p) or "none" for r, p in zip(jobs.rule, jobs.path)]
     spans = recorded_spans(root)
-    logs = [os.path.relpath(ROOT / results / "logs" / f"{r}{p}.log", root) for r, p in zip(jobs.rule, jobs.path)]
+    logs = [os.path.relpath(log, root) for log in jobs.log]
     if missing := [log for log in logs if log not in spans]:
         raise SystemExit(f"{root}/.snakemake/metadata records no job of log {missing[0]} ({len(missing)} such)")
     submitted, jobs["end"] = zip(*(spans[log] for log in logs))

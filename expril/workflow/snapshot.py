@@ -11,8 +11,8 @@ restore checks. The files Snakemake marks incomplete (a job cut off midway) are 
 A large array that pending jobs read and that belongs to a seed block rather than to one run (its
 path has no `eps` folder: the data, the splits, the feature maps; no release) is recomputed at
 `restore` from the same seeds instead of carried, and checked against the sha256 it had. A run's
-array over HEAVY bytes that pending jobs read (a pass stopped midway: DP-MERF's samples, AIM's
-records) is left out and its job planned again: the save plans the study with such arrays set
+array over HEAVY bytes that pending jobs read (a pass stopped midway: a generator's samples, a
+synthesizer's records) is left out and its job planned again: the save plans the study with such arrays set
 aside, so that the restore's check expects those jobs.
 
 Each `save` adds one part to a folder (part-01.tar.xz, ...): the files that are new or changed
@@ -53,7 +53,7 @@ METADATA = Path(".snakemake/metadata")
 ASIDE = Path(".snakemake/snapshot-aside")  # where `save` sets a run's heavy arrays aside while it plans
 LARGE = 256 * 1024  # bytes: a seed block's data, splits and feature maps, not a run's arrays
 VOLUME = 4_000_000  # bytes: a larger part is cut into volumes of this size, files a repository takes
-HEAVY = 1_000_000  # bytes: a run's array over this (DP-MERF's samples: 7.5 MB) is made again, not carried
+HEAVY = 1_000_000  # bytes: a run's array over this (a generator's samples: 7.5 MB) is made again, not carried
 
 
 def dry_run_jobs(out):
@@ -87,9 +87,13 @@ def reasons(jobs):
     return dict(sorted(Counter(kind for job in jobs for kind in {r.split(":")[0] for r in job["reason"]}).items()))
 
 
+def _identity(job):
+    """A job as its rule and outputs: what a restored plan must hold."""
+    return [job["rule"], *sorted(job["output"])]
+
+
 def _identities(jobs):
-    """Each job as its rule and outputs, sorted: what a restored plan must equal."""
-    return sorted([job["rule"], *sorted(job["output"])] for job in jobs)
+    return sorted(map(_identity, jobs))
 
 
 def incomplete(root="."):
@@ -106,18 +110,25 @@ def state(results, jobs, root="."):
     Snakemake's metadata, less the arrays no pending job reads and the files left incomplete (a
     pending job's complete output stays: the plan may read it, as the finalists' seeds are read);
     carried is False for a large array of a seed block, recomputed at restore."""
-    root = Path(root)
     needed = {os.path.normpath(f) for job in jobs for f in job["input"]}
     cut_off = incomplete(root)
     out = {}
-    for folder in (Path(results), METADATA):
-        for path in sorted((root / folder).rglob("*")):
-            name = str(path.relative_to(root))
-            if not path.is_file() or name in cut_off or (path.suffix == ".npz" and name not in needed):
-                continue
-            run_file = any(part.startswith("eps") for part in Path(name).parts)
-            out[name] = path.suffix != ".npz" or run_file or path.stat().st_size <= LARGE
+    for name in _recorded(results, root):
+        if name in cut_off or (name.endswith(".npz") and name not in needed):
+            continue
+        run_file = any(part.startswith("eps") for part in Path(name).parts)
+        out[name] = not name.endswith(".npz") or run_file or _size(root, name) <= LARGE
     return out
+
+
+def _recorded(results, root):
+    """The files of the results folder and of Snakemake's metadata under `root`, relative to it."""
+    return [
+        str(path.relative_to(root))
+        for folder in (Path(results), METADATA)
+        for path in sorted((Path(root) / folder).rglob("*"))
+        if path.is_file()
+    ]
 
 
 def _digest(path):
@@ -269,10 +280,9 @@ def restore(folder, root="."):
         options = args[next((i for i, a in enumerate(args) if a.startswith("-")), len(args)) :]
         snakemake([*recomputed, *options], root, dry_run=False)
         _unpack(parts, manifest, root)  # again: the recomputing jobs rewrote their logs, benchmarks, metadata
-        for kept in (pending["results"], METADATA):  # and left by-products a finished job's dates would miss
-            for path in (Path(root) / kept).rglob("*"):
-                if path.is_file() and str(path.relative_to(root)) not in manifest:
-                    path.unlink()
+        for name in _recorded(pending["results"], root):  # and by-products a finished job's dates would miss
+            if name not in manifest:
+                (Path(root) / name).unlink()
     for f, (sha, _, _) in manifest.items():
         path = Path(root) / f
         if not path.is_file() or _digest(path) != sha:
@@ -302,13 +312,14 @@ def _unpack(parts, manifest, root):
 
 def check(folder, root="."):
     """The jobs the restored study plans and those it had left when saved, each as its rule and
-    outputs (equal when nothing finished reruns and nothing pending was lost), and the jobs planned
-    now that were not then, with their reasons."""
+    outputs (equal when nothing finished reruns and nothing pending was lost); the jobs planned now
+    and not then, with their reasons; and those planned then and not now, as identities."""
     pending = _pending(folder)
     jobs = dry_run_jobs(snakemake(pending["args"], root))
     then = {tuple(job) for job in pending["jobs"]}
-    extra = [job for job in jobs if tuple(_identities([job])[0]) not in then]
-    return _identities(jobs), pending["jobs"], extra
+    extra = [job for job in jobs if tuple(_identity(job)) not in then]
+    lost = sorted(then - {tuple(_identity(job)) for job in jobs})
+    return _identities(jobs), pending["jobs"], extra, lost
 
 
 def main(argv=None):
@@ -333,14 +344,14 @@ def main(argv=None):
     elif a.command == "restore":
         print(f"restored {len(restore(a.folder))} files")
     if a.command in ("restore", "check"):
-        now, then, extra = check(a.folder)
+        now, then, extra, lost = check(a.folder)
         counts = [Counter(job[0] for job in jobs) for jobs in (now, then)]
         for rule in sorted(set(counts[0]) | set(counts[1])):
             print(f"{rule:45} {counts[0].get(rule, 0):7} {counts[1].get(rule, 0):7}")
         for job in extra[:5]:
             print(f"not planned at save: {job['rule']} {', '.join(job['output'])}: {'; '.join(job['reason'])}")
-        for job in sorted(set(map(tuple, then)) - set(map(tuple, now)))[:5]:
-            print(f"planned at save, not now: {job[0]} {', '.join(job[1:])}")
+        for rule, *outputs in lost[:5]:
+            print(f"planned at save, not now: {rule} {', '.join(outputs)}")
         if now != then:
             raise SystemExit("the restored study plans other jobs than it had left (per rule above: now, at save)")
         print(f"{len(now)} jobs left, as at save")

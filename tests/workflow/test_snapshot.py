@@ -121,7 +121,7 @@ def test_a_study_goes_on_where_it_stopped(tmp_path, monkeypatch, capsys):
     snapshot.restore(tmp_path / "parts", second)
     # Block 2's data, recomputed, is newer than the finished eps 1 network's evaluation and its
     # benchmark file unless the restore dates every file in its saved order.
-    now, then, _ = snapshot.check(tmp_path / "parts", second)
+    now, then, _, _ = snapshot.check(tmp_path / "parts", second)
     left = [["all"], ["evaluate", "res/eval/2/eps2.csv"], ["train", "res/learner/2/eps2/model.npz"]]
     assert now == then == left
     assert (second / "res/data/2/source.npz").read_bytes() == (first / "res/data/2/source.npz").read_bytes()
@@ -142,7 +142,7 @@ def test_a_study_goes_on_where_it_stopped(tmp_path, monkeypatch, capsys):
             "res/benchmarks/evaluate/2/eps2.tsv", "res/eval/2/eps2.csv"]  # fmt: skip
     third = toy(tmp_path / "third")
     snapshot.restore(tmp_path / "parts", third)
-    assert snapshot.check(tmp_path / "parts", third) == ([], [], [])
+    assert snapshot.check(tmp_path / "parts", third) == ([], [], [], [])
     assert [(third / f).read_text() for f in EVALS] == [(second / f).read_text() for f in EVALS]
     with pytest.raises(SystemExit, match="res exists: restore into a fresh checkout"):
         snapshot.restore(tmp_path / "parts", third)
@@ -173,8 +173,8 @@ def test_a_heavy_run_array_is_left_out_and_its_job_planned_again(tmp_path, monke
     assert network not in snapshot.read_manifest(part) and (first / network).is_file()  # set aside, back
     second = toy(tmp_path / "second")
     snapshot.restore(tmp_path / "parts", second)
-    now, then, extra = snapshot.check(tmp_path / "parts", second)
-    assert now == then == [["all"], ["evaluate", "res/eval/2/eps2.csv"], ["train", network]] and extra == []
+    now, then, extra, lost = snapshot.check(tmp_path / "parts", second)
+    assert now == then == [["all"], ["evaluate", "res/eval/2/eps2.csv"], ["train", network]] and extra == lost == []
     snapshot.snakemake(["--cores", "1"], second, dry_run=False)
     snapshot.snakemake(["--cores", "1"], first, dry_run=False)
     assert [(second / f).read_text() for f in EVALS] == [(first / f).read_text() for f in EVALS]
@@ -248,7 +248,8 @@ def test_a_save_refuses_arrays_a_cut_off_save_left_aside(tmp_path):
 
 def test_a_failed_check_names_the_jobs_planned_at_save_and_not_now(tmp_path, monkeypatch, capsys):
     then = [["evaluate", "res/eval/2/eps2.csv"], ["train", "res/learner/2/eps2/model.npz"]]
-    monkeypatch.setattr(snapshot, "check", lambda folder: (then[:1], then, []))
+    lost = [("train", "res/learner/2/eps2/model.npz")]
+    monkeypatch.setattr(snapshot, "check", lambda folder: (then[:1], then, [], lost))
     with pytest.raises(SystemExit, match="plans other jobs than it had left"):
         snapshot.main(["check", str(tmp_path)])
     assert "planned at save, not now: train res/learner/2/eps2/model.npz" in capsys.readouterr().out
