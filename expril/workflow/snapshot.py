@@ -16,9 +16,10 @@ synthesizer's records) is left out and its job planned again: the save plans the
 aside, so that the restore's check expects those jobs.
 
 Each `save` adds one part to a folder (part-01.tar.xz, ...): the files that are new or changed
-since the parts before, and the manifest of the whole state (path, sha256, mtime, carried), so that
-a study saved on several machines costs its bytes once; a part over VOLUME bytes is cut into
-volumes (part-02.tar.xz.01, ...). `restore` unpacks the parts in order into
+since the parts before, and the rows of the state's manifest (path, sha256, mtime, carried) that
+changed, so that a study saved on several machines costs its bytes once (a save after a restore
+writes every row again: the restore dated every file); a part over VOLUME bytes is cut into volumes
+(part-02.tar.xz.01, ...). `restore` unpacks the parts in order into
 a fresh checkout, drops what a later part no longer holds, recomputes what was not carried (and
 removes what else the recomputing jobs wrote), checks every file against the manifest, and dates
 the files in the order they had, just before now, so that Snakemake reruns nothing. A job's start
@@ -47,7 +48,8 @@ from base64 import urlsafe_b64decode
 from collections import Counter
 from pathlib import Path
 
-MANIFEST = "manifest.csv"
+CHANGES = "changes.csv"  # the manifest's rows that changed since the part before; a dropped file's has no sha256
+MANIFEST = "manifest.csv"  # the whole manifest, which parts saved before CHANGES hold instead
 PENDING = "pending.json"  # the study's snakemake arguments, its results folder and the jobs it had left
 METADATA = Path(".snakemake/metadata")
 ASIDE = Path(".snakemake/snapshot-aside")  # where `save` sets a run's heavy arrays aside while it plans
@@ -164,10 +166,22 @@ def _read_member(part, name):
         return tar.extractfile(name).read().decode()
 
 
-def read_manifest(part):
-    """The state a part ends with: {path: (sha256, mtime, carried)}."""
-    rows = csv.DictReader(io.StringIO(_read_member(part, MANIFEST)))
-    return {r["path"]: (r["sha256"], float(r["mtime"]), r["carried"] == "1") for r in rows}
+def read_manifest(folder):
+    """The state `folder`'s last part ends with: {path: (sha256, mtime, carried)}, each part's
+    changes applied in order."""
+    state = {}
+    for part in _parts(folder):
+        with _open(part) as tar:
+            whole = MANIFEST in tar.getnames()
+            rows = list(csv.DictReader(io.StringIO(tar.extractfile(MANIFEST if whole else CHANGES).read().decode())))
+        if whole:
+            state = {}
+        for r in rows:
+            if r["sha256"]:
+                state[r["path"]] = (r["sha256"], float(r["mtime"]), r["carried"] == "1")
+            else:
+                del state[r["path"]]
+    return state
 
 
 def planned(args, results, root="."):
@@ -214,14 +228,14 @@ def save(folder, args, results="results", root="."):
     whose jobs rerun. Run it with the study stopped."""
     jobs, files, heavy = planned(args, results, root)
     parts = _parts(folder)
-    before = read_manifest(parts[-1]) if parts else {}
+    before = read_manifest(folder)
     manifest = {f: (_digest(Path(root) / f), (Path(root) / f).stat().st_mtime, c) for f, c in files.items()}
     part = Path(folder) / f"part-{len(parts) + 1:02d}.tar.xz"
     part.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(folder) / "part.tmp"
     pending = {"args": list(args), "results": str(results), "jobs": _identities(jobs)}
     with tarfile.open(tmp, "w:xz") as tar:
-        for name, data in _tables(manifest, pending).items():
+        for name, data in _tables(manifest, before, pending).items():
             info = tarfile.TarInfo(name)
             info.size, info.mtime = len(data), time.time()
             tar.addfile(info, io.BytesIO(data))
@@ -250,12 +264,17 @@ def _cut(tmp, part):
         volume.with_name(f"{volume.name}.tmp").rename(volume)
 
 
-def _tables(manifest, pending):
+def _tables(manifest, before, pending):
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(["path", "sha256", "mtime", "carried"])
-    writer.writerows([f, sha, repr(mtime), int(carried)] for f, (sha, mtime, carried) in manifest.items())
-    return {MANIFEST: out.getvalue().encode(), PENDING: json.dumps(pending, indent=1).encode()}
+    writer.writerows(
+        [f, sha, repr(mtime), int(carried)]
+        for f, (sha, mtime, carried) in manifest.items()
+        if before.get(f) != (sha, mtime, carried)
+    )
+    writer.writerows([f, "", "", ""] for f in before if f not in manifest)
+    return {CHANGES: out.getvalue().encode(), PENDING: json.dumps(pending, indent=1).encode()}
 
 
 def _pending(folder):
@@ -272,7 +291,7 @@ def restore(folder, root="."):
     results = Path(root) / pending["results"]
     if results.exists():
         raise SystemExit(f"{results} exists: restore into a fresh checkout, whose results it would otherwise mix")
-    manifest = read_manifest(parts[-1])
+    manifest = read_manifest(folder)
     _unpack(parts, manifest, root)
     recomputed = [f for f, (_, _, carried) in manifest.items() if not carried]
     if recomputed:

@@ -5,6 +5,7 @@ import io
 import os
 import re
 import tarfile
+from base64 import urlsafe_b64encode
 
 import pytest
 
@@ -38,6 +39,7 @@ rule evaluate:
         open(output[0], "w").write(f"{np.load(input[0])['w'].sum():.6f}\\n")
 """
 EVALS = [f"res/eval/{b}/eps{e}.csv" for b in (1, 2) for e in (1, 2)]
+NETWORK = "res/learner/2/eps2/model.npz"
 
 
 def toy(folder):
@@ -106,7 +108,7 @@ def test_a_study_goes_on_where_it_stopped(tmp_path, monkeypatch, capsys):
     assert [v.name for v in volumes[:2]] == ["part-01.tar.xz.01", "part-01.tar.xz.02"]
     assert {v.stat().st_size for v in volumes[:-1]} == {1500} and volumes[-1].stat().st_size <= 1500
 
-    manifest = snapshot.read_manifest(part)
+    manifest = snapshot.read_manifest(tmp_path / "parts")
     with snapshot._open(part) as tar:
         carried = sorted(m.name for m in tar if m.name.startswith("res/"))
     # Block 2's data, read by its pending network, is recomputed; block 1's, every network, and the
@@ -164,13 +166,13 @@ def test_a_heavy_run_array_is_left_out_and_its_job_planned_again(tmp_path, monke
     """Stopped after block 2's eps 2 network, before its evaluation: the network (330 bytes, over a
     HEAVY of 100) is not carried, and the plan saved and restored trains it again."""
     first = toy(tmp_path / "first")
-    network = "res/learner/2/eps2/model.npz"
+    network = NETWORK
     snapshot.snakemake(["--cores", "1", *EVALS[:3], network], first, dry_run=False)
     monkeypatch.setattr(snapshot, "HEAVY", 100)
     part, jobs, heavy = snapshot.save(tmp_path / "parts", ["all"], "res", first)
     assert heavy == {network}
     assert snapshot.reasons(jobs) == {"Input files updated by another job": 2, "Missing output files": 2}
-    assert network not in snapshot.read_manifest(part) and (first / network).is_file()  # set aside, back
+    assert network not in snapshot.read_manifest(tmp_path / "parts") and (first / network).is_file()  # set aside, back
     second = toy(tmp_path / "second")
     snapshot.restore(tmp_path / "parts", second)
     now, then, extra, lost = snapshot.check(tmp_path / "parts", second)
@@ -178,6 +180,45 @@ def test_a_heavy_run_array_is_left_out_and_its_job_planned_again(tmp_path, monke
     snapshot.snakemake(["--cores", "1"], second, dry_run=False)
     snapshot.snakemake(["--cores", "1"], first, dry_run=False)
     assert [(second / f).read_text() for f in EVALS] == [(first / f).read_text() for f in EVALS]
+
+
+@pytest.mark.slow
+def test_a_save_writes_the_rows_that_changed(tmp_path):
+    """Saved again on the same machine after the last run: the rows of its evaluation, benchmark and
+    metadata, and block 2's data, which nothing pending reads any more, dropped."""
+    first = toy(tmp_path / "first")
+    snapshot.snakemake(["--cores", "1", *EVALS[:3]], first, dry_run=False)
+    snapshot.save(tmp_path / "parts", ["all"], "res", first)
+    saved = snapshot.read_manifest(tmp_path / "parts")
+    snapshot.snakemake(["--cores", "1"], first, dry_run=False)
+    part, jobs, _ = snapshot.save(tmp_path / "parts", ["all"], "res", first)
+    rows = snapshot._read_member(part, snapshot.CHANGES).splitlines()[1:]
+    metadata = [f".snakemake/metadata/{urlsafe_b64encode(f.encode()).decode()}" for f in (EVALS[3], NETWORK)]
+    new = ["res/benchmarks/evaluate/2/eps2.tsv", EVALS[3], *metadata]
+    assert sorted(row.split(",")[0] for row in rows) == sorted([*new, "res/data/2/source.npz"])
+    assert "res/data/2/source.npz,,," in rows
+    assert snapshot.read_manifest(tmp_path / "parts") == {
+        **{f: row for f, row in saved.items() if f != "res/data/2/source.npz"},
+        **{f: (snapshot._digest(first / f), (first / f).stat().st_mtime, True) for f in new},
+    }
+    second = toy(tmp_path / "second")
+    snapshot.restore(tmp_path / "parts", second)
+    assert snapshot.check(tmp_path / "parts", second) == ([], [], [], [])
+    assert [(second / f).read_text() for f in EVALS] == [(first / f).read_text() for f in EVALS]
+
+
+def test_a_part_holding_the_whole_manifest_starts_the_state_again(tmp_path):
+    """Parts saved before changes.csv hold the whole manifest.csv."""
+    head = "path,sha256,mtime,carried\n"
+    parts = {
+        "part-01.tar.xz": {snapshot.MANIFEST: head + "a,1,1.0,1\nb,2,2.0,1\n"},
+        "part-02.tar.xz": {snapshot.CHANGES: head + "c,3,3.0,0\na,,,\n"},
+    }
+    for name, members in parts.items():
+        (tmp_path / name).write_bytes(_archive(members))
+    assert snapshot.read_manifest(tmp_path) == {"b": ("2", 2.0, True), "c": ("3", 3.0, False)}
+    (tmp_path / "part-03.tar.xz").write_bytes(_archive({snapshot.MANIFEST: head + "d,4,4.0,1\n"}))
+    assert snapshot.read_manifest(tmp_path) == {"d": ("4", 4.0, True)}
 
 
 @pytest.mark.slow
