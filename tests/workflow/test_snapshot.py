@@ -166,17 +166,16 @@ def test_a_heavy_run_array_is_left_out_and_its_job_planned_again(tmp_path, monke
     """Stopped after block 2's eps 2 network, before its evaluation: the network (330 bytes, over a
     HEAVY of 100) is not carried, and the plan saved and restored trains it again."""
     first = toy(tmp_path / "first")
-    network = NETWORK
-    snapshot.snakemake(["--cores", "1", *EVALS[:3], network], first, dry_run=False)
+    snapshot.snakemake(["--cores", "1", *EVALS[:3], NETWORK], first, dry_run=False)
     monkeypatch.setattr(snapshot, "HEAVY", 100)
     part, jobs, heavy = snapshot.save(tmp_path / "parts", ["all"], "res", first)
-    assert heavy == {network}
+    assert heavy == {NETWORK}
     assert snapshot.reasons(jobs) == {"Input files updated by another job": 2, "Missing output files": 2}
-    assert network not in snapshot.read_manifest(tmp_path / "parts") and (first / network).is_file()  # set aside, back
+    assert NETWORK not in snapshot.read_manifest(tmp_path / "parts") and (first / NETWORK).is_file()  # set aside, back
     second = toy(tmp_path / "second")
     snapshot.restore(tmp_path / "parts", second)
     now, then, extra, lost = snapshot.check(tmp_path / "parts", second)
-    assert now == then == [["all"], ["evaluate", "res/eval/2/eps2.csv"], ["train", network]] and extra == lost == []
+    assert now == then == [["all"], ["evaluate", "res/eval/2/eps2.csv"], ["train", NETWORK]] and extra == lost == []
     snapshot.snakemake(["--cores", "1"], second, dry_run=False)
     snapshot.snakemake(["--cores", "1"], first, dry_run=False)
     assert [(second / f).read_text() for f in EVALS] == [(first / f).read_text() for f in EVALS]
