@@ -85,7 +85,12 @@ def histories(currency):
             base.PROVIDED["history_path"](
                 COMPARED[m],
                 plugin_context(
-                    COMPARED[m], d, b, e, s, CURRENCIES[run_currency(m, e, currency)]
+                    COMPARED[m],
+                    d,
+                    b,
+                    e,
+                    s,
+                    CURRENCIES[home(CURRENCIES, m, e, currency)],
                 ),
             )
             for d in config["datasets"]
@@ -127,19 +132,12 @@ def base_method(method, dataset):
     return method
 
 
-def run_currency(method, eps, currency):
-    """The currency (its name) whose runs of `method` at `eps` the currency's table reads: its own,
-    but at eps = inf, where the first currency that names the method runs them for all
-    (expril.workflow.currency.home)."""
-    return home(CURRENCIES, method, eps, currency)
-
-
 def method_files(method, dataset, eps, block, suffix, currency):
     """One method's evaluation file and ledger (the run's account) in one block, under the
     setting `suffix` of its family, in the currency (its name), or at eps = inf in the one that
-    runs them (run_currency)."""
+    runs them (expril.workflow.currency.home)."""
     method = base_method(method, dataset)
-    currency = run_currency(method, eps, currency)
+    currency = home(CURRENCIES, method, eps, currency)
     last = run_iterations(method, suffix) - 1 if method in grids.VARIANT else None
     folder = f"{dataset}/{block}/eps{eps}{CURRENCIES[currency].tag}"
     if method in grids.VARIANT:
@@ -333,11 +331,11 @@ def finalist_runs(currency):
 
 def calibration_runs_here(currency):
     """The calibration runs that the currency (its name) runs itself: calibration_runs but those at
-    eps = inf that another currency runs (run_currency)."""
+    eps = inf that another currency runs (expril.workflow.currency.home)."""
     return [
         r
         for r in calibration_runs(currency)
-        if run_currency(r["method"], r["eps"], currency) == currency
+        if home(CURRENCIES, r["method"], r["eps"], currency) == currency
     ]
 
 

@@ -35,14 +35,13 @@ class Mechanism(ABC):
     keyed_noise = True
     # Gaussian noise has no pure-eps guarantee: at a finite eps it needs delta > 0.
     needs_delta = False
-    # What it releases at eps = inf, where it adds no noise (None: its own name). Mechanisms with
-    # the same release there write the same files, so the currencies that name them share their
-    # eps = inf runs (expril.workflow.currency.home).
-    exact = None
 
     @classmethod
     def exact_release(cls):
-        return cls.exact or cls.name
+        """What it releases at eps = inf, where it adds no noise (by default: its own name).
+        Mechanisms with the same release there write the same files, so the currencies that name
+        them share their eps = inf runs (expril.workflow.currency.home)."""
+        return cls.name
 
     def __init__(self, eps, delta):
         if not eps > 0:

@@ -195,7 +195,11 @@ class Counts(Histogram):
 
     name = "counts"
     uses_counts = True
-    exact = "counts"  # gaussian-counts' too: the exact counts
+
+    @classmethod
+    def exact_release(cls):
+        """The exact counts: gaussian-counts' too."""
+        return "counts"
 
     def release_counts(self, ids, n_bins, generator):
         return bin_sums(ids, n_bins) + self.noise(generator, n_bins, COUNTS_QUERY)

@@ -93,8 +93,8 @@ def record(path, previous, dataset, seeds, query, rule, mechanism, history=None)
 
 
 def append_history(path, rows):
-    """Append-only: every release ever made on a split with noise that a rerun cannot replay (AIM's,
-    drawn by OpenDP), with the time it was made. A rerun of such a release spends a fresh eps on
+    """Append-only: every release ever made on a split with noise that a rerun cannot replay (a
+    library's own, unseeded draws), with the time it was made. A rerun of such a release spends a fresh eps on
     the same private records, while the job's ledger, rewritten, keeps only the last; this file,
     outside the job's outputs, keeps them all (`history_spent` sums them)."""
     import pandas as pd

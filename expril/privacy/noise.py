@@ -1,8 +1,8 @@
 """Where the curator's noise is drawn and added: the secret, the noise stream of each query, and
 the Laplace and Gaussian draws the mechanisms add to their exact answers. How large the noise is
 comes from expril.privacy.calibration; what is released, from the mechanism. The other draws are
-the Dirichlet mechanism's Beta (expril.privacy.dirichlet), DP-SGD's Gaussian on clipped gradients
-(expril.rivals.dpsgd) and AIM's measurements (OpenDP, expril.rivals.aim)."""
+the Dirichlet mechanism's Beta (expril.privacy.dirichlet) and the noise that the rivals' algorithms
+add inside their own training or synthesis (expril.rivals)."""
 
 import functools
 import hashlib
@@ -39,8 +39,8 @@ KEYS = {"demo": "public demo secret", "secret": "EXPRIL_ORACLE_SECRET", "library
 
 def key_of(mechanism):
     """What keyed a mechanism's noise in this process: the public demo secret (anyone with the
-    code can replay it), the oracle's secret, or, for a library that draws its own (AIM's OpenDP),
-    that library's unseeded generator."""
+    code can replay it), the oracle's secret, or, for a library that draws its own (OpenDP's
+    marginal synthesis), that library's unseeded generator."""
     if not mechanism.keyed_noise:
         return KEYS["library"]
     return KEYS["secret"] if os.environ.get(SECRET_VARIABLE) else KEYS["demo"]

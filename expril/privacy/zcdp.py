@@ -1,6 +1,7 @@
 """Accounting in zero-concentrated DP (Bun and Steinke 2016), shared by the mechanisms that spend a
-run's (eps, delta) as rho: `gaussian-counts` (ExPriL's and LLP's counts), `zcdp-embedding` (Pb. 1
-by MMD beside them) and `aim-zcdp` / `mst-zcdp` (OpenDP's AIM and MST in their native zCDP).
+run's (eps, delta) as rho: `gaussian-counts` (a histogram oracle's counts), `zcdp-embedding` (an
+embedding query beside them) and `aim-zcdp` / `mst-zcdp` (OpenDP's marginal synthesis in its native
+zCDP).
 
 The run's (eps, delta) becomes a total rho, the largest whose conversion back at delta gives at
 most eps (calibration.zcdp_budget, OpenDP's), split equally over the run's planned queries. zCDP
