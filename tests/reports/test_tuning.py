@@ -11,6 +11,7 @@ import pytest
 import yaml
 from snakemake.utils import update_config
 
+from expril import settings
 from expril.plugins import registry
 from expril.reports import tuning
 from expril.workflow import grids
@@ -349,6 +350,45 @@ def test_the_committed_choice_is_the_selection_from_the_committed_calibration_ta
         order[method] = [grids.suffix(GRID, family, s) or "configured" for s in grids.settings(GRID, family)]
     epsilons = list(next(iter(next(iter(committed.values())).values())))
     assert tuning.select(table, order, epsilons) == committed
+
+
+def _round3_choice_check(folder):
+    """Round 3's committed tuning in `folder` (data/tuning/<currency>/, `publish_tuning`): the
+    choice recomputes from the committed table by round 3's rules (select_round3 on its first pass,
+    the finalists' extra seeds included), and no chosen setting collapsed in more first-pass runs
+    than the fewest of its cell; on a dataset whose choice is transferred (no calibration run), none
+    collapsed in more over the calibrated datasets than the fewest of its method and eps. Returns
+    the number of calibrated cells checked."""
+    table = pd.read_csv(folder / "calibration.csv")
+    committed = yaml.safe_load((folder / "choice.yaml").read_text())
+    order = {
+        m: [grids.suffix(GRID, registry.family(m), s) or "configured" for s in grids.settings(GRID, registry.family(m))]
+        for m in committed
+    }
+    epsilons = list(next(iter(next(iter(committed.values())).values())))
+    resampled = {m: sorted(set(committed[m]) - set(table[table.method == m].dataset)) for m in committed}
+    first = tuning.first_pass(table, GRID["calibration"]["first_seed"], GRID["calibration"]["runs"])
+    assert len(first) < len(table)  # the finalists ran their extra seeds
+    simpler = GRID["selection"]["simpler"]
+    assert tuning.select_round3(table, first, order, epsilons, resampled, simpler) == committed
+    cells = tuning._cells(first)
+    for (method, dataset, eps), cell in cells.groupby(level=[0, 1, 2], sort=False):
+        chosen = committed[method][dataset][settings.format_eps(eps)] or "configured"
+        assert cell.droplevel([0, 1, 2]).at[chosen, "collapsed"] == cell.collapsed.min(), (method, dataset, eps)
+    totals = cells.groupby(level=["method", "eps", "setting"]).collapsed.sum()
+    for method, datasets in resampled.items():
+        for dataset in datasets:
+            for eps in set(first[first.method == method].eps):
+                chosen = committed[method][dataset][settings.format_eps(eps)] or "configured"
+                assert totals[method, eps, chosen] == totals[method, eps].min(), (method, dataset, eps)
+    return cells.index.droplevel(3).nunique()
+
+
+@pytest.mark.parametrize("currency", ["approx", "pure"])
+def test_round3s_committed_choice_is_its_rules_on_the_committed_table_and_never_a_setting_that_collapsed_more(
+    currency,
+):
+    assert _round3_choice_check(TUNING / currency) > 0
 
 
 @pytest.mark.slow
