@@ -27,8 +27,8 @@ and end survive in Snakemake's metadata, which `benchmarks.study_cost --spent` r
 
 The study's snakemake arguments are its targets first, then its options:
 
-    python -m expril.workflow.snapshot save data/study/round3 -- tune --configfile config/extended.yaml
-    python -m expril.workflow.snapshot restore data/study/round3
+    python -m expril.workflow.snapshot save data/study/mystudy -- tune --configfile config/extended.yaml
+    python -m expril.workflow.snapshot restore data/study/mystudy
 """
 
 import argparse
@@ -49,7 +49,6 @@ from collections import Counter
 from pathlib import Path
 
 CHANGES = "changes.csv"  # the manifest's rows that changed since the part before; a dropped file's has no sha256
-MANIFEST = "manifest.csv"  # the whole manifest, which parts saved before CHANGES hold instead
 PENDING = "pending.json"  # the study's snakemake arguments, its results folder and the jobs it had left
 METADATA = Path(".snakemake/metadata")
 ASIDE = Path(".snakemake/snapshot-aside")  # where `save` sets a run's heavy arrays aside while it plans
@@ -171,12 +170,7 @@ def read_manifest(folder):
     changes applied in order."""
     state = {}
     for part in _parts(folder):
-        with _open(part) as tar:
-            whole = MANIFEST in tar.getnames()
-            rows = list(csv.DictReader(io.StringIO(tar.extractfile(MANIFEST if whole else CHANGES).read().decode())))
-        if whole:
-            state = {}
-        for r in rows:
+        for r in csv.DictReader(io.StringIO(_read_member(part, CHANGES))):
             if r["sha256"]:
                 state[r["path"]] = (r["sha256"], float(r["mtime"]), r["carried"] == "1")
             else:

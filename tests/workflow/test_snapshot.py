@@ -206,20 +206,6 @@ def test_a_save_writes_the_rows_that_changed(tmp_path):
     assert [(second / f).read_text() for f in EVALS] == [(first / f).read_text() for f in EVALS]
 
 
-def test_a_part_holding_the_whole_manifest_starts_the_state_again(tmp_path):
-    """Parts saved before changes.csv hold the whole manifest.csv."""
-    head = "path,sha256,mtime,carried\n"
-    parts = {
-        "part-01.tar.xz": {snapshot.MANIFEST: head + "a,1,1.0,1\nb,2,2.0,1\n"},
-        "part-02.tar.xz": {snapshot.CHANGES: head + "c,3,3.0,0\na,,,\n"},
-    }
-    for name, members in parts.items():
-        (tmp_path / name).write_bytes(_archive(members))
-    assert snapshot.read_manifest(tmp_path) == {"b": ("2", 2.0, True), "c": ("3", 3.0, False)}
-    (tmp_path / "part-03.tar.xz").write_bytes(_archive({snapshot.MANIFEST: head + "d,4,4.0,1\n"}))
-    assert snapshot.read_manifest(tmp_path) == {"d": ("4", 4.0, True)}
-
-
 @pytest.mark.slow
 def test_restore_refuses_a_recomputed_array_that_differs(tmp_path):
     first = toy(tmp_path / "first")
@@ -242,7 +228,7 @@ def test_a_package_table_is_no_input_a_csv_is():
     an input it would rerun, restored elsewhere, every job of its dataset. Its sha256 in the params
     names it; a csv of the repository stays an input."""
     files = [f"results/extended/data/{d}/0-19/source.npz" for d in ("vote", "CTG-A")]
-    jobs = plan(*files, "--configfile", "config/extended.yaml", "config/round3.yaml")
+    jobs = plan(*files, "--configfile", "config/extended.yaml")
     assert {job["output"][0]: (job["rule"], job["input"]) for job in jobs} == {
         files[0]: ("generate_data", []),
         files[1]: ("generate_data", ["data/cardiotocography/CTG.csv"]),
