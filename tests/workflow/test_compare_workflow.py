@@ -75,6 +75,10 @@ UNTUNED = ["--config", 'comparison={"choice": "no/choice.yaml"}']
 # The configured currencies (config.yaml, comparison: currencies): the headline, where every method
 # runs, and pure DP, where ExPriL, LLP and AIM run.
 CURRENCIES = ["approx", "pure"]
+# The extended study's datasets (config/extended.yaml): the paper's seven and the six real tables;
+# calibrated: all but CTG-A and CTG-B, whose choices are transferred; with an IS step: C, D, E,
+# CTG-B and the six real tables, of them calibrated all but CTG-B.
+DATASETS, CALIBRATED, WITH_IS, CALIBRATED_WITH_IS = 13, 11, 10, 9
 
 
 @pytest.mark.slow
@@ -82,22 +86,22 @@ def test_the_extended_study_plans_every_method_dataset_and_eps():
     config = yaml.safe_load((ROOT / "config/extended.yaml").read_text())
     assert config["epsilons"] == [0.1, 0.3, 1, 3, 10, "inf"] and config["runs"] == config["seed_block"] == 20
     n = counts(plan("compare", *EXTENDED, *UNTUNED))
-    cells, mmd = 7 * 6, 4 * 6  # datasets x eps, one seed block; ExPriL by MMD on the 4 with an IS step
+    cells, mmd = DATASETS * 6, WITH_IS * 6  # datasets x eps, one seed block; ExPriL by MMD where an IS step is
     # ExPriL, LLP and AIM in both currencies (LLP's bins, public, redrawn in each), the others in one;
     # at eps = inf pure DP reads approx's runs (currency.home), but LLP's bins and release of its
     # checked cell there, whose digests a study publishes (pairing_digests): one more of each.
-    shared = 2 * cells - 7
+    shared = 2 * cells - DATASETS
     assert n["train_llp"] == n["aim_release"] == n["train_aim"] == shared
     assert n["llp_bins"] == n["oracle_proportions"] == shared + 1
     assert n["train_dpsgd"] == n["dpmerf_release"] == n["dpmerf_samples"] == n["train_dpmerf"] == cells
-    assert n["feature_maps"] == 7 and n["oracle_embedding"] == n["mmd_reweight"] == mmd
+    assert n["feature_maps"] == DATASETS and n["oracle_embedding"] == n["mmd_reweight"] == mmd
     # ExPriL's bins, public: shared by the currencies where sized alike (Laplace's rule, and eps = inf),
-    # sized for the Gaussian's sigma at (eps, 1e-5) apart (docs/comparison.md, Bins): 7 x 5 finite eps more
-    assert n["oracle_marginals"] == shared and n["make_bins"] == cells + 7 * 5
+    # sized for the Gaussian's sigma at (eps, 1e-5) apart (docs/comparison.md, Bins): 5 finite eps more
+    assert n["oracle_marginals"] == shared and n["make_bins"] == cells + DATASETS * 5
     # ExPriL by MMD's chain (a plug-in with several releases, at (eps, 1e-5) only): T = 2 error
     # queries and h_1 shared by C and I, h_2 each's; its two reported models scored as the rivals' are
     assert n["mmd_errors"] == 2 * mmd and n["mmd_labels"] == n["mmd_train"] == 3 * mmd
-    assert n["evaluate_rival"] == 6 * cells + 2 * mmd - 2 * 7 and n["evaluate_hypotheses"] == shared
+    assert n["evaluate_rival"] == 6 * cells + 2 * mmd - 2 * DATASETS and n["evaluate_hypotheses"] == shared
     assert n["train_hypothesis"] == 3 * shared and n["compare_methods"] == 2 and "aggregate_results" not in n
 
 
@@ -107,8 +111,8 @@ def test_the_calibration_trains_each_shape_of_a_block_in_one_job():
     and variants) is one stacked job's (rules/stacked.smk); the files are the ones the runs read."""
     jobs = plan("tune", *EXTENDED)
     stacked = [job for job in jobs if job["rule"].startswith("train_hypotheses_")]
-    # 5 calibrated datasets (CTG's choices are transferred) x 2 currencies x T = 2 x 3 models
-    assert len(stacked) == 5 * 2 * 2 * 3
+    # the calibrated datasets x 2 currencies x T = 2 x 3 models
+    assert len(stacked) == CALIBRATED * 2 * 2 * 3
     assert not [job for job in jobs if job["rule"] == "train_hypothesis"]
     calibration = [f for job in stacked for f in job["output"]]
     assert all("/10000-10004/" in f for f in calibration)
@@ -116,7 +120,7 @@ def test_the_calibration_trains_each_shape_of_a_block_in_one_job():
     # dataset in approx, each an h_1 shared by C and I; the 30 of them at T = 2 (as configured, snr
     # 16, snr 1; T1 moves apart from the bins: config/tuning.yaml one_at_a_time) an h_2 for each.
     # Pure DP's runs at eps = inf are approx's (currency.home): its 36 at the finite eps, 27 at T = 2
-    assert len(calibration) == len(set(calibration)) == 5 * ((42 + 2 * 30) + (36 + 2 * 27))
+    assert len(calibration) == len(set(calibration)) == CALIBRATED * ((42 + 2 * 30) + (36 + 2 * 27))
     assert {f for job in jobs for f in job["input"] if f in set(calibration)} == set(calibration)
 
 
@@ -128,14 +132,14 @@ def test_the_calibration_stacks_the_plug_ins_trainings():
     jobs = plan("tune", *EXTENDED)
     # A run per setting and eps: 12 settings x 4 eps, less those that repeat others without noise
     # (AIM's and LLP's knobs but the model are the noise's: 9; MMD's snr 16 and 1: 6), pure DP's at
-    # eps = inf approx's (its 3 models). {rule: (jobs, files)}: 5 calibrated datasets (MMD: the 3
+    # eps = inf approx's (its 3 models). {rule: (jobs, files)}: the calibrated datasets (MMD: those
     # with an IS step) x the method's currencies x 3 models, and for MMD x its h_1 (C's and I's),
     # C's h_2 and I's h_2
     expected = {
-        "train_llp": (5 * 2 * 3, 5 * (39 + 36)),
-        "train_aim": (5 * 2 * 3, 5 * (39 + 36)),
-        "train_dpmerf": (5 * 3, 5 * 48),
-        "mmd_train": (3 * 3 * 3, 3 * 42 * 3),
+        "train_llp": (CALIBRATED * 2 * 3, CALIBRATED * (39 + 36)),
+        "train_aim": (CALIBRATED * 2 * 3, CALIBRATED * (39 + 36)),
+        "train_dpmerf": (CALIBRATED * 3, CALIBRATED * 48),
+        "mmd_train": (CALIBRATED_WITH_IS * 3 * 3, CALIBRATED_WITH_IS * 42 * 3),
     }
     read = {f for job in jobs for f in job["input"]}
     for rule, (n_jobs, n_files) in expected.items():
@@ -155,16 +159,16 @@ def test_the_calibration_runs_each_plug_in_steps_runs_of_one_file_each_in_one_jo
     own job."""
     jobs = plan("tune", *EXTENDED)
     read = {f for job in jobs for f in job["input"]}
-    # 5 calibrated datasets (MMD: the 3 with an IS step) x the method's currencies
+    # the calibrated datasets (MMD: those with an IS step) x the method's currencies
     expected = {
-        "llp_bins": 5 * 2,
-        "oracle_proportions": 5 * 2,
-        "aim_release": 5 * 2,
-        "train_dpsgd": 5,
-        "dpmerf_release": 5,
-        "dpmerf_samples": 5,
-        "oracle_embedding": 3,
-        "mmd_reweight": 3,
+        "llp_bins": CALIBRATED * 2,
+        "oracle_proportions": CALIBRATED * 2,
+        "aim_release": CALIBRATED * 2,
+        "train_dpsgd": CALIBRATED,
+        "dpmerf_release": CALIBRATED,
+        "dpmerf_samples": CALIBRATED,
+        "oracle_embedding": CALIBRATED_WITH_IS,
+        "mmd_reweight": CALIBRATED_WITH_IS,
     }
     for rule, n_jobs in expected.items():
         stacks = [job for job in jobs if re.fullmatch(f"{rule}_(approx|pure)", job["rule"])]
@@ -184,9 +188,9 @@ def test_the_calibration_evaluates_each_method_of_a_dataset_in_one_job():
     jobs = plan("tune", *EXTENDED)
     assert not [job for job in jobs if job["rule"] in ("evaluate_rival", "evaluate_hypotheses")]
     stacks = [job for job in jobs if job["rule"].startswith("evaluate_")]
-    # 5 datasets x (ExPriL, LLP and AIM in 2 currencies, DP-SGD and DP-MERF in one) + C and I by
-    # MMD on the 3 datasets with an IS step
-    assert len(stacks) == 5 * (3 * 2 + 2) + 3 * 2
+    # the calibrated datasets x (ExPriL, LLP and AIM in 2 currencies, DP-SGD and DP-MERF in one) + C
+    # and I by MMD on those with an IS step
+    assert len(stacks) == CALIBRATED * (3 * 2 + 2) + CALIBRATED_WITH_IS * 2
     written = [f for job in stacks for f in job["output"]]
     selected = {f for job in jobs if job["rule"] == "select_settings" for f in job["input"] if "/eval/" in f}
     assert len(written) == len(set(written)) and set(written) == selected
@@ -197,17 +201,17 @@ def test_the_calibration_evaluates_each_method_of_a_dataset_in_one_job():
 
 @pytest.mark.slow
 def test_the_tuned_study_runs_every_chosen_setting():
-    """With a choice (the committed round-1 choice, read for every currency), the comparison
-    evaluates each method's chosen setting at every dataset and eps in each currency it runs in,
-    beside its as-configured runs; at eps = inf, pure DP's are approx's (currency.home)."""
-    choice = yaml.safe_load((TUNING / "choice.yaml").read_text())
-    read = ["--config", f'comparison={{"choice": "{TUNING / "choice.yaml"}"}}']
-    outputs = {f for job in plan("compare", *EXTENDED, *read) for f in job["output"]}
-    pure = {"C", "I", "llp", "aim"}
-    for method, datasets in choice.items():
-        for dataset, chosen in datasets.items():
-            for eps, setting in chosen.items():
-                for tag in ["@approx"] + (["@pure"] if method in pure and eps != "inf" else []):
+    """With the published choice (data/tuning/<currency>/, round 3's, read per currency), the
+    comparison evaluates each method's chosen setting at every dataset and eps in each currency it
+    runs in, beside its as-configured runs; at eps = inf, pure DP's are approx's (currency.home)."""
+    outputs = {f for job in plan("compare", *EXTENDED) for f in job["output"]}
+    for currency in CURRENCIES:
+        choice = yaml.safe_load((TUNING / currency / "choice.yaml").read_text())
+        assert choice
+        for method, datasets in choice.items():
+            for dataset, chosen in datasets.items():
+                for eps, setting in chosen.items():
+                    tag = "@approx" if eps == "inf" else f"@{currency}"
                     if method in ("C", "I"):
                         assert f"results/extended/eval/{dataset}/0-19/eps{eps}{tag}{setting}/accuracy.csv" in outputs
                     else:
