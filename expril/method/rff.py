@@ -1,5 +1,5 @@
 """Random Fourier features of a Gaussian kernel (Rahimi and Recht 2007): the one feature map of
-DP-MERF's class-conditional embedding (expril.rivals.dpmerf) and of MMD reweighting (expril.method.reweight).
+the class-conditional embedding a rival releases (expril.rivals) and of MMD reweighting (expril.method.reweight).
 
 phi(x) = sqrt(2/D) [cos(W^T z), sin(W^T z)], z = (x - mean) / std, with the D/2 columns of W drawn
 from N(0, I / l^2), so that phi(x) . phi(x') is an unbiased estimate of exp(-|z - z'|^2 / (2 l^2))

@@ -1,7 +1,7 @@
 """Accounting in zero-concentrated DP (Bun and Steinke 2016), shared by the mechanisms that spend a
 run's (eps, delta) as rho: `gaussian-counts` (a histogram oracle's counts), `zcdp-embedding` (an
-embedding query beside them) and `aim-zcdp` / `mst-zcdp` (OpenDP's marginal synthesis in its native
-zCDP).
+embedding query beside them) and the marginal-synthesis releases in OpenDP's native zCDP
+(expril.privacy.synthesis).
 
 The run's (eps, delta) becomes a total rho, the largest whose conversion back at delta gives at
 most eps (calibration.zcdp_budget, OpenDP's), split equally over the run's planned queries. zCDP
